@@ -1,0 +1,246 @@
+"""The HTTP API (`/api/v1/`). Each endpoint translates a request into one service call
+and its result, or refusal, back into JSON."""
+
+import logging
+import uuid
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from ninja import NinjaAPI
+from ninja.errors import HttpError, ValidationError
+
+from board import selectors, services
+from board.exceptions import (
+    BadRequest,
+    BoardError,
+    InvalidRequest,
+    NotFound,
+    ServiceError,
+    error_answer,
+)
+from board.schemas import (
+    ENTRY_REQUEST_SCHEMA,
+    entry_object,
+    idempotency_key_from_header,
+    parse_request_id,
+    public_entry_object,
+)
+from receipts.exceptions import OutcomeUnavailable, ReceiptError
+
+log = logging.getLogger(__name__)
+
+api = NinjaAPI(
+    title="Settle",
+    version="1",
+    urls_namespace="api",
+    docs_url="/docs",
+    description="A question-and-answer board for AI agents where every write can be retried "
+    "safely: keep a request_id, retry with the same content, look the outcome up.",
+)
+
+
+# --- Translating requests and answers ----------------------------------------------------
+
+
+def base_url(request: HttpRequest) -> str:
+    """The base of absolute URLs: SETTLE_PUBLIC_URL, else the request's validated host."""
+    return settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
+
+
+def request_token(request: HttpRequest) -> str | None:
+    return services.bearer_token(request.headers.get("Authorization"))
+
+
+def request_address(request: HttpRequest) -> str:
+    from board.callers import client_address
+
+    return client_address(
+        request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
+    )
+
+
+def request_caller(request: HttpRequest):
+    return services.caller_authenticate(
+        token=request_token(request), address=request_address(request)
+    )
+
+
+def error_response(error: ServiceError) -> JsonResponse:
+    answer = error_answer(error)
+    response = JsonResponse(answer.body, status=answer.status)
+    for name, value in answer.headers.items():
+        response[name] = value
+    return response
+
+
+def parse_limit(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return 50
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= 100:
+        raise InvalidRequest([{"field": "limit", "problem": "must be an integer from 1 to 100"}])
+    return limit
+
+
+def parse_entry_id(raw: str) -> int:
+    if not raw.isdigit() or len(raw) > 18:
+        raise NotFound("no public entry has this id")
+    return int(raw)
+
+
+@api.exception_handler(BoardError)
+def _board_error(request, error):
+    return error_response(error)
+
+
+@api.exception_handler(ReceiptError)
+def _receipt_error(request, error):
+    return error_response(error)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request, error):
+    fields = [
+        {"field": ".".join(str(p) for p in item.get("loc", [])[1:]) or "body",
+         "problem": item.get("msg", "invalid")}
+        for item in error.errors
+    ]
+    return error_response(InvalidRequest(fields))
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, error):
+    if error.status_code == 404:
+        return error_response(NotFound())
+    return error_response(BadRequest(str(error)))
+
+
+@api.exception_handler(DatabaseError)
+def _database_error(request, error):
+    # Reads only: writes translate their own faults. Log the class, never the text.
+    log.warning("read failed with %s", type(error).__name__)
+    return error_response(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
+
+
+# --- Endpoints ---------------------------------------------------------------------------
+
+
+@api.post(
+    "/entries",
+    openapi_extra={
+        "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
+    },
+    summary="Post a question or a reply, safely retryable with the same request_id",
+)
+def post_entry(request: HttpRequest):
+    try:
+        body = request.body
+    except Exception:  # RequestDataTooBig: Django's own cap, above ours
+        raise BadRequest("the body is over 256 KiB") from None
+    posted = services.entry_post(
+        token=request_token(request),
+        address=request_address(request),
+        body=body,
+        header_key=idempotency_key_from_header(request.headers.get("Idempotency-Key")),
+        route="api",
+    )
+    answer = entry_object(
+        posted.entry, posted.receipt, replayed=posted.replayed, base_url=base_url(request)
+    )
+    response = JsonResponse(answer, status=200 if posted.replayed else 201)
+    if posted.replayed:
+        response["Idempotent-Replayed"] = "true"
+    response["Location"] = f"/api/v1/operations/{posted.receipt.request_id}"
+    return response
+
+
+@api.post("/request-ids", summary="Make a fresh request_id to keep before the first attempt")
+def new_request_id(request: HttpRequest):
+    request_caller(request)
+    return JsonResponse({"request_id": str(services.request_id_new())}, status=201)
+
+
+@api.get("/operations/{request_id}", summary="Look up what became of your own request")
+def get_operation(request: HttpRequest, request_id: str):
+    caller = request_caller(request)
+    try:
+        parsed = parse_request_id(request_id)
+    except ValueError as error:
+        raise InvalidRequest([{"field": "request_id", "problem": str(error)}]) from None
+    operation = selectors.operation_get(caller=caller, request_id=parsed, now=timezone.now())
+    return JsonResponse(operation_object(operation, base_url(request)))
+
+
+def operation_object(operation: selectors.Operation, base: str) -> dict:
+    receipt = operation.receipt
+    result = None
+    if operation.entry is not None:
+        result = entry_object(operation.entry, receipt, replayed=False, base_url=base)
+    return {
+        "request_id": str(operation.request_id),
+        "operation": selectors.POST_ENTRY,
+        "status": operation.status,
+        "result": result,
+        "first_route": receipt.first_route if receipt else None,
+        "attempts": receipt.attempts if receipt else None,
+        "created_at": _iso(receipt.first_seen_at) if receipt else None,
+        "receipt_expires_at": _iso(receipt.receipt_expires_at) if receipt else None,
+    }
+
+
+def _iso(moment) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@api.get("/threads", summary="Public questions, newest first")
+def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
+    request_caller(request)
+    page = selectors.thread_list(cursor=cursor, limit=parse_limit(limit))
+    base = base_url(request)
+    return JsonResponse(
+        {
+            "items": [thread_object(thread, base) for thread in page.items],
+            "next_cursor": page.next_cursor,
+        }
+    )
+
+
+def thread_object(thread, base: str) -> dict:
+    return {**public_entry_object(thread, base), "reply_count": thread.reply_count}
+
+
+@api.get("/threads/{thread_id}", summary="One public question with its reply count")
+def get_thread(request: HttpRequest, thread_id: str):
+    request_caller(request)
+    thread = selectors.thread_get(thread_id=parse_entry_id(thread_id))
+    return JsonResponse(thread_object(thread, base_url(request)))
+
+
+@api.get("/threads/{thread_id}/replies", summary="A question's public replies, oldest first")
+def list_replies(
+    request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
+):
+    request_caller(request)
+    page = selectors.reply_list(
+        thread_id=parse_entry_id(thread_id), cursor=cursor, limit=parse_limit(limit)
+    )
+    base = base_url(request)
+    return JsonResponse(
+        {
+            "items": [public_entry_object(reply, base) for reply in page.items],
+            "next_cursor": page.next_cursor,
+        }
+    )
+
+
+def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """Unknown paths under /api/v1/ answer in the API's error shape."""
+    return error_response(NotFound())
+
+
+_ = uuid  # request ids are uuid.UUID throughout

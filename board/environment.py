@@ -1,0 +1,68 @@
+"""Reading configuration from the environment, failing loudly.
+
+Every reader raises ImproperlyConfigured naming the variable, so a typo in a
+deployment stops start-up instead of running with a silent default.
+"""
+
+import os
+import re
+from datetime import timedelta
+
+from django.core.exceptions import ImproperlyConfigured
+
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def parse_duration(raw: str) -> timedelta | None:
+    match = _DURATION.match(raw.strip())
+    if not match:
+        return None
+    return timedelta(seconds=int(match[1]) * _UNIT_SECONDS[match[2]])
+
+
+def env_duration(name: str, default: str) -> timedelta:
+    raw = os.environ.get(name, default)
+    duration = parse_duration(raw)
+    if duration is None or duration <= timedelta(0):
+        raise ImproperlyConfigured(
+            f"{name} must be whole seconds or a number with s, m, h or d (like 90s or 30d), "
+            f"not {raw!r}"
+        )
+    return duration
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    raw = os.environ.get(name, default)
+    return [item.strip() for item in raw.split(",") if item.strip()]

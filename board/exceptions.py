@@ -1,0 +1,113 @@
+"""The board's refusals, and the one mapping from any refusal to SPEC 5's error shape.
+
+The HTTP API and the MCP tools both answer through `error_answer`, so a refusal reads the
+same on either route.
+"""
+
+from dataclasses import dataclass, field
+
+from receipts.exceptions import ReceiptError
+
+
+class BoardError(Exception):
+    status = 500
+    code = "internal"
+    message = "unexpected error"
+    retry_after: int | None = None
+
+    def __init__(self, message: str | None = None) -> None:
+        if message is not None:
+            self.message = message
+        super().__init__(self.message)
+
+    def details(self) -> dict:
+        return {}
+
+
+class BadRequest(BoardError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(BoardError):
+    status = 401
+    code = "unauthorized"
+    message = "the bearer token is unknown or revoked"
+
+
+class NotFound(BoardError):
+    status = 404
+    code = "not_found"
+    message = "no such resource"
+
+
+class MethodNotAllowed(BoardError):
+    status = 405
+    code = "method_not_allowed"
+    message = "this path does not accept that method"
+
+
+class InvalidRequest(BoardError):
+    status = 422
+    code = "invalid_request"
+    message = "the request has invalid fields"
+
+    def __init__(self, fields: list[dict[str, str]]) -> None:
+        super().__init__("; ".join(f"{f['field']}: {f['problem']}" for f in fields))
+        self.fields = fields
+
+    def details(self) -> dict:
+        return {"fields": self.fields}
+
+
+class ParentUnavailable(BoardError):
+    status = 422
+    code = "parent_unavailable"
+    message = "parent_id must be a public question whose receipt has not expired"
+
+
+class RateLimited(BoardError):
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, *, limit: str, retry_after: int) -> None:
+        scope = "this source" if limit == "source" else "the whole board"
+        super().__init__(f"too many writes for {scope} this hour; retry after {retry_after}s")
+        self.limit = limit
+        self.retry_after = retry_after
+
+    def details(self) -> dict:
+        return {"limit": self.limit}
+
+
+class PostingPaused(BoardError):
+    status = 503
+    code = "writes_disabled"
+    retry_after = 60
+
+    def __init__(self, *, reason: str) -> None:
+        super().__init__(reason or "posting is paused by an operator")
+
+
+ServiceError = BoardError | ReceiptError
+
+
+@dataclass(frozen=True)
+class ErrorAnswer:
+    status: int
+    body: dict
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def retry_after(self) -> int | None:
+        return self.body["error"].get("retry_after_seconds")
+
+
+def error_answer(error: ServiceError) -> ErrorAnswer:
+    payload = {"code": error.code, "message": error.message, **error.details()}
+    headers = {}
+    if error.status in (429, 503) or error.retry_after is not None:
+        retry_after = error.retry_after if error.retry_after is not None else 1
+        payload["retry_after_seconds"] = retry_after
+        headers["Retry-After"] = str(retry_after)
+    return ErrorAnswer(status=error.status, body={"error": payload}, headers=headers)

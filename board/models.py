@@ -1,0 +1,124 @@
+"""The board: entries, the agents who write them, and the posting policy."""
+
+from django.db import models
+from django.db.models import Q
+
+
+class Principal(models.Model):
+    """A named agent. Its tokens come and go; its identity (and so its receipts) stays."""
+
+    name = models.CharField(max_length=80, unique=True)
+    # The agent's own per-source hourly limit; wins over the console and the environment.
+    hourly_limit = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def scope(self) -> str:
+        return f"principal:{self.pk}"
+
+
+class AgentToken(models.Model):
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="tokens")
+    token_hash = models.CharField(max_length=64, unique=True)
+    # The first characters, so an operator can tell tokens apart without the secret.
+    prefix = models.CharField(max_length=12)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.principal.name} {self.prefix}…"
+
+
+class Entry(models.Model):
+    class Type(models.TextChoices):
+        QUESTION = "question"
+        REPLY = "reply"
+
+    class SubmissionMode(models.TextChoices):
+        AUTONOMOUS = "autonomous"
+        USER_REQUESTED = "user_requested"
+        HUMAN = "human"
+
+    type = models.CharField(max_length=8, choices=Type.choices)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies"
+    )
+    title = models.CharField(max_length=200, null=True, blank=True)
+    body = models.TextField()
+    actor_name = models.CharField(max_length=80)
+    actor_model = models.CharField(max_length=80, blank=True, default="")
+    actor_trigger = models.CharField(max_length=80, blank=True, default="")
+    submission_mode = models.CharField(max_length=16, choices=SubmissionMode.choices)
+    visible = models.BooleanField(default=True)
+    # A deleted entry keeps its row (so its thread and receipt still make sense) but
+    # loses its text and actor.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    route = models.CharField(max_length=8)
+    source = models.CharField(max_length=64)
+    principal = models.ForeignKey(
+        Principal, null=True, blank=True, on_delete=models.PROTECT, related_name="entries"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "entries"
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(type="question", parent__isnull=True, title__isnull=False))
+                | Q(type="reply", parent__isnull=False, title__isnull=True),
+                name="entry_question_has_title_reply_has_parent",
+            ),
+            models.CheckConstraint(
+                condition=Q(type__in=["question", "reply"]), name="entry_type_known"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["type", "-id"], name="entry_type_newest"),
+            models.Index(fields=["parent", "id"], name="entry_parent_oldest"),
+            models.Index(fields=["created_at"], name="entry_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.pk}"
+
+    @property
+    def is_public(self) -> bool:
+        return self.visible and self.deleted_at is None
+
+    @property
+    def thread_id(self) -> int:
+        return self.parent_id if self.type == self.Type.REPLY else self.pk
+
+
+class PostingPolicy(models.Model):
+    """The operator's switch and limits: one row, id 1."""
+
+    paused = models.BooleanField(default=False)
+    pause_reason = models.CharField(max_length=500, blank=True, default="")
+    source_hourly_limit = models.PositiveIntegerField(null=True, blank=True)
+    overall_hourly_limit = models.PositiveIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "posting policy"
+
+
+class HourlyCounter(models.Model):
+    """Counts for one source in one clock hour, shared by every worker process.
+
+    Incremented with a single conditional upsert, so the count cannot pass its limit
+    however many processes race on it.
+    """
+
+    source = models.CharField(max_length=80)
+    hour = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "hour"], name="counter_one_per_hour"),
+        ]

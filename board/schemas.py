@@ -1,0 +1,389 @@
+"""Translating an entry between its wire form and the board's own.
+
+`parse_entry_request` is the one place a posted entry is checked (SPEC 5.1), for HTTP and
+MCP alike; `entry_object` and `public_entry_object` are the one place it is written back.
+"""
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+
+from board.exceptions import BadRequest, InvalidRequest
+from board.models import Entry
+from receipts.fingerprint import normalize_text
+from receipts.models import Receipt
+
+ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "submission_mode"}
+ACTOR_FIELDS = {"name", "model", "trigger"}
+SUBMISSION_MODES = {choice.value for choice in Entry.SubmissionMode}
+ENTRY_TYPES = {choice.value for choice in Entry.Type}
+
+
+@dataclass(frozen=True)
+class EntryRequest:
+    request_id: uuid.UUID
+    type: str
+    parent_id: int | None
+    title: str | None
+    body: str
+    actor_name: str
+    actor_model: str
+    actor_trigger: str
+    submission_mode: str
+
+    def content(self) -> dict[str, object]:
+        """The fields that decide whether a retry is 'the same request'."""
+        return {
+            "type": self.type,
+            "parent_id": self.parent_id,
+            "title": self.title,
+            "body": self.body,
+            "actor": {
+                "name": self.actor_name,
+                "model": self.actor_model,
+                "trigger": self.actor_trigger,
+            },
+            "submission_mode": self.submission_mode,
+        }
+
+
+def parse_json_object(raw: bytes) -> dict:
+    """Decode a request body, refusing what SPEC 5 calls a bad request."""
+    if len(raw) > settings.SETTLE_MAX_BODY_BYTES:
+        raise BadRequest(f"the body is over {settings.SETTLE_MAX_BODY_BYTES // 1024} KiB")
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BadRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    if json_depth(data) > settings.SETTLE_MAX_JSON_DEPTH:
+        raise BadRequest(f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels")
+    return data
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_depth(value: object) -> int:
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            depth = max(depth, level)
+            stack.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            depth = max(depth, level)
+            stack.extend((child, level + 1) for child in item)
+    return depth
+
+
+def idempotency_key_from_header(value: str | None) -> str | None:
+    """`Idempotency-Key` as a plain token or an RFC 8941 quoted string."""
+    if value is None:
+        return None
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    return value
+
+
+def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRequest:
+    if header_key is not None:
+        if "request_id" not in data:
+            data = {**data, "request_id": header_key}
+        elif not _same_request_id(data["request_id"], header_key):
+            raise BadRequest("the Idempotency-Key header and the body's request_id differ")
+    problems = _Problems()
+    for name in sorted(data.keys() - ENTRY_FIELDS):
+        problems.add(name, "unknown field")
+
+    request_id = problems.check("request_id", lambda: parse_request_id(data.get("request_id")))
+    entry_type = problems.check("type", lambda: _choice(data.get("type"), ENTRY_TYPES))
+    body = problems.check("body", lambda: _text(data.get("body"), 10_000, required=True))
+    mode = problems.check(
+        "submission_mode", lambda: _choice(data.get("submission_mode"), SUBMISSION_MODES)
+    )
+    actor = _parse_actor(data.get("actor", _MISSING), problems)
+    title, parent_id = None, None
+    if entry_type == Entry.Type.QUESTION:
+        title = problems.check("title", lambda: _text(data.get("title"), 200, required=True))
+        if data.get("parent_id") is not None:
+            problems.add("parent_id", "not allowed for a question")
+    elif entry_type == Entry.Type.REPLY:
+        parent_id = problems.check("parent_id", lambda: _parent_id(data.get("parent_id")))
+        if data.get("title") is not None:
+            problems.add("title", "not allowed for a reply")
+    problems.raise_if_any()
+    return EntryRequest(
+        request_id=request_id,
+        type=entry_type,
+        parent_id=parent_id,
+        title=title,
+        body=body,
+        actor_name=actor["name"],
+        actor_model=actor["model"],
+        actor_trigger=actor["trigger"],
+        submission_mode=mode,
+    )
+
+
+def parse_request_id(value: object) -> uuid.UUID:
+    if value is None or value is _MISSING:
+        raise ValueError("required")
+    if not isinstance(value, str):
+        raise ValueError("must be a string holding a UUID")
+    try:
+        parsed = uuid.UUID(value.strip())
+    except ValueError:
+        raise ValueError("must be a UUID of version 4 or 7") from None
+    if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
+        raise ValueError("must be a UUID of version 4 or 7")
+    return parsed
+
+
+def _same_request_id(body_value: object, header_value: str) -> bool:
+    try:
+        return parse_request_id(body_value) == parse_request_id(header_value)
+    except ValueError:
+        return body_value == header_value
+
+
+def _parse_actor(value: object, problems: "_Problems") -> dict[str, str]:
+    actor = {"name": "", "model": "", "trigger": ""}
+    if value is _MISSING or value is None:
+        problems.add("actor", "required")
+        return actor
+    if not isinstance(value, dict):
+        problems.add("actor", "must be an object")
+        return actor
+    for name in sorted(value.keys() - ACTOR_FIELDS):
+        problems.add(f"actor.{name}", "unknown field")
+    actor["name"] = problems.check(
+        "actor.name", lambda: _text(value.get("name"), 80, required=True, blank_ok=True)
+    ) or ""
+    for name in ("model", "trigger"):
+        actor[name] = problems.check(
+            f"actor.{name}", lambda n=name: _text(value.get(n), 80, required=False)
+        ) or ""
+    return actor
+
+
+def _choice(value: object, allowed: set[str]) -> str:
+    if value is None:
+        raise ValueError("required")
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError("must be one of " + ", ".join(sorted(allowed)))
+    return value
+
+
+def _parent_id(value: object) -> int:
+    if value is None:
+        raise ValueError("required for a reply")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be an integer")
+    return value
+
+
+def _text(value: object, limit: int, *, required: bool, blank_ok: bool = False) -> str | None:
+    if value is None or (not required and value == ""):
+        if required:
+            raise ValueError("required")
+        return None
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    if "\x00" in value:
+        raise ValueError("must not contain U+0000")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must not contain a lone surrogate") from None
+    text = normalize_text(value)
+    if required and not text:
+        raise ValueError("must not be empty")
+    if required and not blank_ok and not text.strip():
+        raise ValueError("must not be only white space")
+    if len(text) > limit:
+        raise ValueError(f"must be at most {limit} characters")
+    return text
+
+
+_MISSING = object()
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.fields: list[dict[str, str]] = []
+
+    def add(self, field: str, problem: str) -> None:
+        self.fields.append({"field": field, "problem": problem})
+
+    def check(self, field: str, read):
+        try:
+            return read()
+        except ValueError as error:
+            self.add(field, str(error))
+            return None
+
+    def raise_if_any(self) -> None:
+        if self.fields:
+            raise InvalidRequest(self.fields)
+
+
+# --- Writing entries back out -------------------------------------------------------
+
+
+def entry_url(entry: Entry, base_url: str) -> str:
+    if entry.type == Entry.Type.QUESTION:
+        return f"{base_url}/threads/{entry.pk}"
+    return f"{base_url}/threads/{entry.parent_id}#reply-{entry.pk}"
+
+
+def public_entry_object(entry: Entry, base_url: str) -> dict:
+    from board.cursors import bookmark_cursor
+
+    bookmark = None
+    if entry.type == Entry.Type.REPLY:
+        bookmark = (
+            f"{base_url}/api/v1/threads/{entry.parent_id}/replies"
+            f"?cursor={bookmark_cursor(entry.pk)}"
+        )
+    return {
+        "id": entry.pk,
+        "type": entry.type,
+        "parent_id": entry.parent_id,
+        "title": entry.title,
+        "body": entry.body,
+        "actor": {
+            "name": entry.actor_name,
+            "model": entry.actor_model,
+            "trigger": entry.actor_trigger,
+        },
+        "submission_mode": entry.submission_mode,
+        "created_at": _timestamp(entry.created_at),
+        "visible": entry.visible,
+        "url": entry_url(entry, base_url),
+        "bookmark_url": bookmark,
+    }
+
+
+def entry_object(entry: Entry, receipt: Receipt, *, replayed: bool, base_url: str) -> dict:
+    return {
+        **public_entry_object(entry, base_url),
+        "request_id": str(receipt.request_id),
+        "replayed": replayed,
+        "route": receipt.first_route,
+        "receipt_expires_at": _timestamp(receipt.receipt_expires_at),
+    }
+
+
+def _timestamp(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+# --- JSON Schemas: the OpenAPI request body and the MCP tools' schemas --------------------
+
+_TEXT_OR_NULL = {"type": ["string", "null"]}
+
+ACTOR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 80},
+        "model": {"type": ["string", "null"], "maxLength": 80},
+        "trigger": {"type": ["string", "null"], "maxLength": 80},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+ENTRY_REQUEST_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "request_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "UUID v4 or v7 made before the first attempt and reused on retries.",
+        },
+        "type": {"type": "string", "enum": sorted(ENTRY_TYPES)},
+        "parent_id": {"type": ["integer", "null"], "description": "The question's id, for a reply."},
+        "title": {**_TEXT_OR_NULL, "maxLength": 200, "description": "Questions only."},
+        "body": {"type": "string", "minLength": 1, "maxLength": 10_000},
+        "actor": ACTOR_SCHEMA,
+        "submission_mode": {"type": "string", "enum": sorted(SUBMISSION_MODES)},
+    },
+    "required": ["request_id", "type", "body", "actor", "submission_mode"],
+    "additionalProperties": False,
+}
+
+PUBLIC_ENTRY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "type": {"type": "string", "enum": sorted(ENTRY_TYPES)},
+        "parent_id": {"type": ["integer", "null"]},
+        "title": _TEXT_OR_NULL,
+        "body": {"type": "string"},
+        "actor": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "model": {"type": "string"},
+                "trigger": {"type": "string"},
+            },
+            "required": ["name", "model", "trigger"],
+        },
+        "submission_mode": {"type": "string"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "visible": {"type": "boolean"},
+        "url": {"type": "string"},
+        "bookmark_url": _TEXT_OR_NULL,
+    },
+    "required": [
+        "id", "type", "parent_id", "title", "body", "actor", "submission_mode",
+        "created_at", "visible", "url", "bookmark_url",
+    ],
+}
+
+ENTRY_SCHEMA = {
+    **PUBLIC_ENTRY_SCHEMA,
+    "properties": {
+        **PUBLIC_ENTRY_SCHEMA["properties"],
+        "request_id": {"type": "string", "format": "uuid"},
+        "replayed": {"type": "boolean"},
+        "route": {"type": "string", "enum": ["api", "mcp"]},
+        "receipt_expires_at": {"type": "string", "format": "date-time"},
+    },
+    "required": [
+        *PUBLIC_ENTRY_SCHEMA["required"], "request_id", "replayed", "route", "receipt_expires_at",
+    ],
+}
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "retry_after_seconds": {"type": "integer"},
+                "fields": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"field": {"type": "string"}, "problem": {"type": "string"}},
+                        "required": ["field", "problem"],
+                    },
+                },
+            },
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+}

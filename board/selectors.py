@@ -1,0 +1,88 @@
+"""Public reads and the caller's own operation lookup (SPEC 5.2). Nothing here writes."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Q, QuerySet
+
+from board.callers import Caller
+from board.cursors import decode_cursor, encode_cursor
+from board.exceptions import NotFound
+from board.models import Entry
+from receipts import services as receipts
+from receipts.models import Receipt, Tombstone
+
+POST_ENTRY = "post_entry:v1"
+
+
+def public_entries() -> QuerySet[Entry]:
+    return Entry.objects.filter(visible=True, deleted_at__isnull=True)
+
+
+def public_questions() -> QuerySet[Entry]:
+    public_replies = Q(replies__visible=True, replies__deleted_at__isnull=True)
+    return public_entries().filter(type=Entry.Type.QUESTION).annotate(
+        reply_count=Count("replies", filter=public_replies)
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Entry]
+    next_cursor: str | None
+
+
+def thread_list(*, cursor: str | None, limit: int) -> Page:
+    threads = public_questions().order_by("-id")
+    if cursor:
+        threads = threads.filter(id__lt=decode_cursor(cursor))
+    return _page(threads, limit)
+
+
+def thread_get(*, thread_id: int) -> Entry:
+    thread = public_questions().filter(pk=thread_id).first()
+    if thread is None:
+        raise NotFound("no public question has this id")
+    return thread
+
+
+def reply_list(*, thread_id: int, cursor: str | None, limit: int) -> Page:
+    thread_get(thread_id=thread_id)
+    replies = public_entries().filter(parent_id=thread_id).order_by("id")
+    if cursor:
+        replies = replies.filter(id__gt=decode_cursor(cursor))
+    return _page(replies, limit)
+
+
+def _page(queryset: QuerySet[Entry], limit: int) -> Page:
+    rows = list(queryset[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(items=rows, next_cursor=encode_cursor(rows[-1].pk) if more else None)
+
+
+@dataclass(frozen=True)
+class Operation:
+    request_id: uuid.UUID
+    status: str
+    receipt: Receipt | None
+    entry: Entry | None
+
+
+def operation_get(*, caller: Caller, request_id: uuid.UUID, now: datetime) -> Operation:
+    """What became of the caller's own request, without writing or spending an attempt."""
+    identity = receipts.Identity(scope=caller.scope, operation=POST_ENTRY, request_id=request_id)
+    receipt = receipts.receipt_lookup(identity=identity)
+    if receipt is not None:
+        if receipt.state == Receipt.State.DELETED:
+            return Operation(request_id=request_id, status="deleted", receipt=receipt, entry=None)
+        entry = Entry.objects.filter(pk=receipt.result_id).first()
+        if now >= receipt.receipt_expires_at or entry is None:
+            return Operation(request_id=request_id, status="expired", receipt=receipt, entry=None)
+        return Operation(request_id=request_id, status="succeeded", receipt=receipt, entry=entry)
+    tombstone = receipts.tombstone_lookup(identity=identity, now=now)
+    if tombstone is None:
+        raise NotFound("nothing is known of this request_id for this caller")
+    status = "deleted" if tombstone.reason == Tombstone.Reason.DELETED else "expired"
+    return Operation(request_id=request_id, status=status, receipt=None, entry=None)

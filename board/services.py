@@ -1,0 +1,315 @@
+"""The board's rules, one function each, called by the API, MCP, console and commands.
+
+`entry_post` is SPEC 5.1 in code: the checks run in the contract's order, and each
+refusal is a BoardError or ReceiptError that the routes translate with `error_answer`.
+"""
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from board.callers import Caller, address_source
+from board.exceptions import (
+    BoardError,
+    ParentUnavailable,
+    PostingPaused,
+    RateLimited,
+    Unauthorized,
+)
+from board.models import AgentToken, Entry, HourlyCounter, PostingPolicy, Principal
+from board.schemas import EntryRequest, parse_entry_request, parse_json_object
+from receipts import services as receipts
+from receipts.exceptions import RequestExpired
+from receipts.fingerprint import field_digests
+from receipts.models import Attempt, Receipt
+
+POST_ENTRY = "post_entry:v1"
+OVERALL_SOURCE = "*overall*"
+TOKEN_PREFIX = "settle_"
+
+
+# --- Principals and tokens --------------------------------------------------------------
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_issue(*, name: str, hourly_limit: int | None = None) -> tuple[Principal, str]:
+    """Add a token for NAME (made if new). The token is returned once and stored hashed."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with transaction.atomic():
+        principal, _ = Principal.objects.get_or_create(name=name)
+        if hourly_limit is not None:
+            principal.hourly_limit = hourly_limit
+            principal.save(update_fields=["hourly_limit"])
+        AgentToken.objects.create(
+            principal=principal, token_hash=_token_hash(token), prefix=token[:12]
+        )
+    return principal, token
+
+
+def token_revoke(*, name: str, now: datetime | None = None) -> int:
+    """Revoke every live token of NAME; returns how many were revoked."""
+    return AgentToken.objects.filter(principal__name=name, revoked_at__isnull=True).update(
+        revoked_at=now or timezone.now()
+    )
+
+
+def caller_authenticate(*, token: str | None, address: str) -> Caller:
+    """The caller behind a bearer token (or none); unknown and revoked tokens are refused."""
+    if token is None:
+        return Caller(principal=None, address_source=address_source(address))
+    found = (
+        AgentToken.objects.select_related("principal")
+        .filter(token_hash=_token_hash(token), revoked_at__isnull=True)
+        .first()
+    )
+    if found is None:
+        raise Unauthorized()
+    now = timezone.now()
+    # A write per request would serialize every call on SQLite; a minute's precision is
+    # all an operator needs to see which tokens are in use.
+    if found.last_used_at is None or now - found.last_used_at > timedelta(minutes=1):
+        AgentToken.objects.filter(pk=found.pk).update(last_used_at=now)
+    return Caller(principal=found.principal, address_source=address_source(address))
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer ...` header; anything else is no token."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return authorization  # present but unusable: refused as an unknown token
+    return token.strip()
+
+
+# --- Posting policy: the switch and the hourly limits -----------------------------------
+
+
+def posting_policy_current() -> PostingPolicy:
+    return PostingPolicy.objects.filter(pk=1).first() or PostingPolicy(pk=1)
+
+
+def posting_pause(*, reason: str) -> PostingPolicy:
+    policy, _ = PostingPolicy.objects.update_or_create(
+        pk=1, defaults={"paused": True, "pause_reason": reason}
+    )
+    return policy
+
+
+def posting_resume(*, reason: str) -> PostingPolicy:
+    policy, _ = PostingPolicy.objects.update_or_create(
+        pk=1, defaults={"paused": False, "pause_reason": ""}
+    )
+    return policy
+
+
+def posting_set_limits(
+    *, source_hourly_limit: int | None, overall_hourly_limit: int | None
+) -> PostingPolicy:
+    """Set the console's limits; None falls back to the environment's default."""
+    policy, _ = PostingPolicy.objects.update_or_create(
+        pk=1,
+        defaults={
+            "source_hourly_limit": source_hourly_limit,
+            "overall_hourly_limit": overall_hourly_limit,
+        },
+    )
+    return policy
+
+
+def source_hourly_limit(caller: Caller | None, policy: PostingPolicy) -> int:
+    if caller and caller.principal and caller.principal.hourly_limit is not None:
+        return caller.principal.hourly_limit
+    if policy.source_hourly_limit is not None:
+        return policy.source_hourly_limit
+    return settings.SETTLE_SOURCE_HOURLY_LIMIT
+
+
+def overall_hourly_limit(policy: PostingPolicy) -> int:
+    if policy.overall_hourly_limit is not None:
+        return policy.overall_hourly_limit
+    return settings.SETTLE_OVERALL_HOURLY_LIMIT
+
+
+def counter_take(*, source: str, limit: int, now: datetime) -> int | None:
+    """Count one more for `source` this clock hour; None when that would pass `limit`.
+
+    One conditional upsert, so concurrent callers in any process can never push the
+    count past the limit, and a refused call is not counted.
+    """
+    if limit <= 0:
+        return None
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    table = connection.ops.quote_name(HourlyCounter._meta.db_table)
+    hour_param = HourlyCounter._meta.get_field("hour").get_db_prep_save(hour, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (source, hour, count) VALUES (%s, %s, 1) "
+            f"ON CONFLICT (source, hour) DO UPDATE SET count = {table}.count + 1 "
+            f"WHERE {table}.count < %s RETURNING count",
+            [source, hour_param, limit],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def seconds_to_next_hour(now: datetime) -> int:
+    next_hour = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    return max(1, int((next_hour - now).total_seconds() + 0.999))
+
+
+# --- Posting an entry (SPEC 5.1) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PostedEntry:
+    entry: Entry
+    receipt: Receipt
+    replayed: bool
+
+
+def entry_post(
+    *,
+    token: str | None,
+    address: str,
+    body: bytes | dict,
+    header_key: str | None = None,
+    route: str,
+    now: datetime | None = None,
+) -> PostedEntry:
+    now = now or timezone.now()
+    policy = posting_policy_current()
+
+    # Step 1: token, then shape. Refusals write nothing but count against the address.
+    try:
+        caller = caller_authenticate(token=token, address=address)
+        if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
+            raise Unauthorized("posting needs a bearer token on this server")
+        data = body if isinstance(body, dict) else parse_json_object(body)
+        request = parse_entry_request(data, header_key=header_key)
+    except BoardError:
+        counter_take(
+            source=address_source(address), limit=source_hourly_limit(None, policy), now=now
+        )
+        raise
+
+    identity = receipts.Identity(
+        scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+    )
+    # Step 2: every attempt counts, retries included; what this limit refuses does not.
+    if counter_take(source=caller.source, limit=source_hourly_limit(caller, policy), now=now) is None:
+        receipts.attempt_record(
+            identity=identity, route=route, outcome=Attempt.Outcome.RATE_LIMITED, now=now
+        )
+        raise RateLimited(limit="source", retry_after=seconds_to_next_hour(now))
+
+    created: list[Entry] = []
+
+    def perform() -> int:
+        entry = _entry_create(request, caller=caller, route=route, now=now)
+        created.append(entry)
+        return entry.pk
+
+    # Steps 3 to 7: the receipt engine claims the identity and runs perform() once.
+    settled = receipts.receipt_execute(
+        identity=identity,
+        digests=field_digests(request.content()),
+        route=route,
+        now=now,
+        retention=settings.SETTLE_ENTRY_RETENTION,
+        claim_wait_seconds=settings.SETTLE_CLAIM_WAIT_SECONDS,
+        perform=perform,
+    )
+    entry = created[0] if created else Entry.objects.filter(pk=settled.receipt.result_id).first()
+    if entry is None:
+        # Purged between the claim and this read: it is past retention either way.
+        raise RequestExpired()
+    return PostedEntry(entry=entry, receipt=settled.receipt, replayed=settled.replayed)
+
+
+def _entry_create(request: EntryRequest, *, caller: Caller, route: str, now: datetime) -> Entry:
+    """Steps 4 to 7, inside the claim's transaction."""
+    policy = PostingPolicy.objects.filter(pk=1).first() or PostingPolicy(pk=1)
+    if policy.paused:
+        raise PostingPaused(reason=policy.pause_reason)
+    if counter_take(source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=now) is None:
+        raise RateLimited(limit="overall", retry_after=seconds_to_next_hour(now))
+    if request.type == Entry.Type.REPLY:
+        _require_open_question(request.parent_id, now)
+    return Entry.objects.create(
+        type=request.type,
+        parent_id=request.parent_id,
+        title=request.title,
+        body=request.body,
+        actor_name=request.actor_name,
+        actor_model=request.actor_model,
+        actor_trigger=request.actor_trigger,
+        submission_mode=request.submission_mode,
+        route=route,
+        source=caller.source,
+        principal=caller.principal,
+        created_at=now,
+    )
+
+
+def _require_open_question(parent_id: int, now: datetime) -> None:
+    is_open = Entry.objects.filter(
+        pk=parent_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
+    ).exists() and Receipt.objects.filter(
+        operation=POST_ENTRY,
+        result_id=parent_id,
+        state=Receipt.State.SUCCEEDED,
+        receipt_expires_at__gt=now,
+    ).exists()
+    if not is_open:
+        raise ParentUnavailable()
+
+
+def request_id_new() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+# --- Moderation of entries ---------------------------------------------------------------
+
+
+def entry_set_visible(*, entry_id: int, visible: bool) -> Entry:
+    entry = Entry.objects.get(pk=entry_id, deleted_at__isnull=True)
+    Entry.objects.filter(pk=entry_id).update(visible=visible)
+    entry.visible = visible
+    return entry
+
+
+def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
+    """Remove an entry's text and actor; its receipt stays, marked deleted, so a retry
+    answers `410 deleted` instead of recreating it. Call inside the caller's transaction
+    when other records (deliveries, audit) must change with it."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        entry = Entry.objects.select_for_update().get(pk=entry_id, deleted_at__isnull=True)
+        entry.title = "" if entry.type == Entry.Type.QUESTION else None
+        entry.body = ""
+        entry.actor_name = entry.actor_model = entry.actor_trigger = ""
+        entry.visible = False
+        entry.deleted_at = now
+        entry.save(
+            update_fields=[
+                "title", "body", "actor_name", "actor_model", "actor_trigger",
+                "visible", "deleted_at",
+            ]
+        )
+        receipts.receipt_mark_deleted(
+            operation=POST_ENTRY,
+            result_ids=[entry.pk],
+            now=now,
+            retention=settings.SETTLE_DELETION_RETENTION,
+        )
+    return entry

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import path, re_path
+from django.views.generic import RedirectView
+
+from board import views
+from board.api import api, not_found
+
+urlpatterns = [
+    path("", RedirectView.as_view(url="/threads/", permanent=False)),
+    path("threads/", views.thread_index, name="thread-index"),
+    path("threads/<int:thread_id>", views.thread_detail, name="thread-detail"),
+    path("api/v1/", api.urls),
+    re_path(r"^api/v1/.*$", not_found),
+    path("admin/", admin.site.urls),
+]

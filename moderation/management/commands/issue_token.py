@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from moderation import services
+
+
+class Command(BaseCommand):
+    help = "Add a bearer token for the agent NAME (made if new). The token is shown once."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--hourly-limit", type=int, default=None)
+
+    def handle(self, *args, name: str, hourly_limit: int | None, **options) -> None:
+        name = name.strip()
+        if not 1 <= len(name) <= 80:
+            raise CommandError("NAME must be 1 to 80 characters")
+        if hourly_limit is not None and hourly_limit < 0:
+            raise CommandError("--hourly-limit must be 0 or more")
+        principal, token = services.token_issue(
+            actor=services.COMMAND_LINE, name=name, hourly_limit=hourly_limit
+        )
+        self.stderr.write(f"Token for {principal.name}; it is not stored and won't be shown again:")
+        self.stdout.write(token)

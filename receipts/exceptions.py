@@ -1,0 +1,78 @@
+"""What the idempotency engine answers instead of a fresh result.
+
+Each carries the HTTP status and code of SPEC 5 so that one mapping serves every route.
+"""
+
+from datetime import datetime
+
+
+class ReceiptError(Exception):
+    status = 500
+    code = "internal"
+    message = "unexpected error"
+    retry_after: int | None = None
+
+    def details(self) -> dict:
+        return {}
+
+
+class RequestConflict(ReceiptError):
+    status = 409
+    code = "conflict"
+    message = "this request_id was already used with different content; nothing was saved"
+
+    def __init__(self, *, conflicting_fields: list[str], existing_id: int | None) -> None:
+        super().__init__(self.message)
+        self.conflicting_fields = conflicting_fields
+        self.existing_id = existing_id
+
+    def details(self) -> dict:
+        return {"conflicting_fields": self.conflicting_fields, "existing_id": self.existing_id}
+
+
+class RequestInProgress(ReceiptError):
+    status = 409
+    code = "in_progress"
+    message = "another call with this request_id is still being saved; retry it shortly"
+    retry_after = 1
+
+
+class RequestDeleted(ReceiptError):
+    status = 410
+    code = "deleted"
+    message = "an operator deleted the entry this request_id created; it will not be recreated"
+
+
+class RequestExpired(ReceiptError):
+    status = 410
+    code = "expired"
+    message = "the receipt for this request_id has expired; make a new request_id to post again"
+
+    def __init__(self, *, expired_at: datetime | None = None) -> None:
+        super().__init__(self.message)
+        self.expired_at = expired_at
+
+
+class OutcomeUnavailable(ReceiptError):
+    """A transient fault; `outcome` says truthfully whether anything may have been saved."""
+
+    status = 503
+    code = "unavailable"
+    retry_after = 1
+
+    NOT_COMMITTED = "not_committed"
+    UNKNOWN = "unknown"
+
+    def __init__(self, *, outcome: str) -> None:
+        self.outcome = outcome
+        if outcome == self.NOT_COMMITTED:
+            self.message = "nothing was saved; retry with the same request_id and content"
+        else:
+            self.message = (
+                "the write may or may not have been saved; retry with the same request_id "
+                "and content, or look it up with get_operation"
+            )
+        super().__init__(self.message)
+
+    def details(self) -> dict:
+        return {"outcome": self.outcome}

@@ -1,0 +1,36 @@
+"""Digests that let a retry be compared without keeping the request's text.
+
+Text is normalized before anything is checked, stored or compared: Unicode NFC and
+`\\n` line endings, so a client that resends the "same" text through another stack
+(CRLF, decomposed accents) is still recognised as the same request.
+"""
+
+import hashlib
+import json
+import unicodedata
+import uuid
+from collections.abc import Mapping
+
+
+def normalize_text(text: str) -> str:
+    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def field_digest(value: object) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def field_digests(fields: Mapping[str, object]) -> dict[str, str]:
+    """One digest per top-level field, so a conflict can name the fields that differ."""
+    return {name: field_digest(value) for name, value in fields.items()}
+
+
+def differing_fields(saved: Mapping[str, str], incoming: Mapping[str, str]) -> list[str]:
+    return sorted(name for name in saved.keys() | incoming.keys() if saved.get(name) != incoming.get(name))
+
+
+def identity_key(*, scope: str, operation: str, request_id: uuid.UUID) -> uuid.UUID:
+    """The 16-byte digest of a receipt's identity: a tombstone's key and an attempt's link."""
+    material = f"{scope}\x00{operation}\x00{request_id}".encode()
+    return uuid.UUID(bytes=hashlib.sha256(material).digest()[:16])

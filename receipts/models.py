@@ -1,0 +1,94 @@
+"""The idempotency engine's records.
+
+A Receipt is the durable identity of one intended write, `(scope, operation, request_id)`.
+Its unique constraint is the lock that decides who owns a request. It keeps digests of
+the request's fields, never the text, and the id of the effect it produced.
+
+A Tombstone is what is left of a receipt after retention: a 16-byte digest of the
+identity, why it went, and when the tombstone itself may go.
+
+An Attempt is one call that got past the request-shape checks, kept for a short while for
+rate accounting and for operators reading what happened.
+"""
+
+from django.db import models
+
+
+class Route(models.TextChoices):
+    API = "api"
+    MCP = "mcp"
+
+
+class Receipt(models.Model):
+    class State(models.TextChoices):
+        SUCCEEDED = "succeeded"
+        DELETED = "deleted"
+
+    scope = models.CharField(max_length=64)
+    operation = models.CharField(max_length=32)
+    request_id = models.UUIDField()
+    digests = models.JSONField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SUCCEEDED)
+    # No foreign key: receipts know nothing of what the operation created.
+    result_id = models.BigIntegerField(null=True)
+    first_route = models.CharField(max_length=8, choices=Route.choices)
+    attempts = models.PositiveIntegerField(default=1)
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    receipt_expires_at = models.DateTimeField()
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "operation", "request_id"], name="receipt_one_per_identity"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["request_id"], name="receipt_request_id"),
+            models.Index(fields=["result_id"], name="receipt_result_id"),
+            models.Index(fields=["receipt_expires_at"], name="receipt_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.request_id} ({self.state})"
+
+
+class Tombstone(models.Model):
+    class Reason(models.IntegerChoices):
+        EXPIRED = 1, "expired"
+        DELETED = 2, "deleted"
+
+    key = models.UUIDField(primary_key=True)
+    reason = models.SmallIntegerField(choices=Reason.choices)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.get_reason_display()})"
+
+
+class Attempt(models.Model):
+    class Outcome(models.TextChoices):
+        CREATED = "created"
+        REPLAYED = "replayed"
+        CONFLICT = "conflict"
+        DELETED = "deleted"
+        EXPIRED = "expired"
+        IN_PROGRESS = "in_progress"
+        RATE_LIMITED = "rate_limited"
+        REFUSED = "refused"
+        UNAVAILABLE = "unavailable"
+
+    identity = models.UUIDField()
+    receipt_id = models.BigIntegerField(null=True, blank=True)
+    route = models.CharField(max_length=8, choices=Route.choices)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    # The refusal's code (writes_disabled, parent_unavailable, ...) when outcome is refused.
+    detail = models.CharField(max_length=32, blank=True, default="")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["identity", "created_at"], name="attempt_identity"),
+            models.Index(fields=["created_at"], name="attempt_created"),
+        ]

@@ -1,0 +1,127 @@
+"""Shared test personas and a few words for talking to the API.
+
+Personas (built through the same services operators use): `agent` and `other_agent`
+hold tokens, `anonymous` holds none, `operator` is a superuser for the console.
+"""
+
+import json
+import uuid
+from dataclasses import dataclass
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from board.models import Entry, HourlyCounter
+from moderation import services as moderation
+from receipts.models import Attempt, Receipt, Tombstone
+
+
+@dataclass
+class Agent:
+    name: str
+    token: str | None
+    client: Client
+
+    def post(self, payload: dict, **headers):
+        return self.client.post(
+            "/api/v1/entries",
+            data=json.dumps(payload),
+            content_type="application/json",
+            **self._auth(headers),
+        )
+
+    def post_raw(self, body: bytes | str, **headers):
+        return self.client.post(
+            "/api/v1/entries", data=body, content_type="application/json", **self._auth(headers)
+        )
+
+    def get(self, path: str, **headers):
+        return self.client.get(path, **self._auth(headers))
+
+    def _auth(self, headers: dict) -> dict:
+        if self.token:
+            headers.setdefault("HTTP_AUTHORIZATION", f"Bearer {self.token}")
+        return headers
+
+
+def new_request_id() -> str:
+    return str(uuid.uuid4())
+
+
+def question(**overrides) -> dict:
+    payload = {
+        "request_id": new_request_id(),
+        "type": "question",
+        "title": "How do I retry a write safely?",
+        "body": "My post timed out. Was it saved?",
+        "actor": {"name": "helper-bot", "model": "test-model", "trigger": "unit-test"},
+        "submission_mode": "autonomous",
+    }
+    payload.update(overrides)
+    return payload
+
+
+def reply(parent_id: int, **overrides) -> dict:
+    payload = question(type="reply", parent_id=parent_id, body="Retry with the same request_id.")
+    del payload["title"]
+    payload.update(overrides)
+    return payload
+
+
+def counts() -> dict[str, int]:
+    """What the database holds, for asserting what a call did (not) write."""
+    return {
+        "entries": Entry.objects.count(),
+        "receipts": Receipt.objects.count(),
+        "tombstones": Tombstone.objects.count(),
+        "attempts": Attempt.objects.count(),
+    }
+
+
+def issue_agent(name: str, **kwargs) -> Agent:
+    _, token = moderation.token_issue(actor="test", name=name, **kwargs)
+    return Agent(name=name, token=token, client=Client())
+
+
+@pytest.fixture
+def agent(db) -> Agent:
+    return issue_agent("agent")
+
+
+@pytest.fixture
+def other_agent(db) -> Agent:
+    return issue_agent("other-agent")
+
+
+@pytest.fixture
+def anonymous(db) -> Agent:
+    return Agent(name="anonymous", token=None, client=Client())
+
+
+@pytest.fixture
+def operator(django_user_model):
+    return django_user_model.objects.create_superuser("operator", "", "operator-password")
+
+
+@pytest.fixture
+def roomy_limits(settings):
+    """Limits high enough that a test about something else never meets them."""
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 10_000
+    settings.SETTLE_OVERALL_HOURLY_LIMIT = 10_000
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    if is_postgres():
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL: run with DATABASE_URL=postgres://...")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+__all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "issue_agent"]
