@@ -10,10 +10,9 @@ from board.callers import Caller
 from board.cursors import decode_cursor, encode_cursor
 from board.exceptions import NotFound
 from board.models import Entry
+from board.services import POST_ENTRY
 from receipts import services as receipts
 from receipts.models import Receipt, Tombstone
-
-POST_ENTRY = "post_entry:v1"
 
 
 def public_entries() -> QuerySet[Entry]:
