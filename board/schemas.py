@@ -311,7 +311,7 @@ ENTRY_REQUEST_SCHEMA = {
             "description": "UUID v4 or v7 made before the first attempt and reused on retries.",
         },
         "type": {"type": "string", "enum": sorted(ENTRY_TYPES)},
-        "parent_id": {"type": ["integer", "null"], "description": "The question's id, for a reply."},
+        "parent_id": {"type": ["integer", "null"], "description": "The question's id (replies)."},
         "title": {**_TEXT_OR_NULL, "maxLength": 200, "description": "Questions only."},
         "body": {"type": "string", "minLength": 1, "maxLength": 10_000},
         "actor": ACTOR_SCHEMA,

@@ -206,7 +206,8 @@ def entry_post(
         scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
     )
     # Step 2: every attempt counts, retries included; what this limit refuses does not.
-    if counter_take(source=caller.source, limit=source_hourly_limit(caller, policy), now=now) is None:
+    source_limit = source_hourly_limit(caller, policy)
+    if counter_take(source=caller.source, limit=source_limit, now=now) is None:
         receipts.attempt_record(
             identity=identity, route=route, outcome=Attempt.Outcome.RATE_LIMITED, now=now
         )

@@ -27,7 +27,8 @@ def field_digests(fields: Mapping[str, object]) -> dict[str, str]:
 
 
 def differing_fields(saved: Mapping[str, str], incoming: Mapping[str, str]) -> list[str]:
-    return sorted(name for name in saved.keys() | incoming.keys() if saved.get(name) != incoming.get(name))
+    names = saved.keys() | incoming.keys()
+    return sorted(name for name in names if saved.get(name) != incoming.get(name))
 
 
 def identity_key(*, scope: str, operation: str, request_id: uuid.UUID) -> uuid.UUID:
