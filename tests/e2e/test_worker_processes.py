@@ -3,6 +3,7 @@ hourly counters must hold across them (SPEC 1, 11.1)."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -55,6 +56,7 @@ def gunicorn(request):
         [sys.executable, "-m", "gunicorn", "board.wsgi", "--workers", "3",
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -65,10 +67,10 @@ def gunicorn(request):
         except OSError:  # refused, reset or timed out while the workers boot
             time.sleep(0.2)
     else:
-        process.kill()
+        os.killpg(process.pid, signal.SIGKILL)
         pytest.fail("gunicorn did not start: " + process.stderr.read().decode()[-2000:])
     yield base
-    process.terminate()
+    os.killpg(process.pid, signal.SIGTERM)
     process.wait(10)
 
 
