@@ -33,8 +33,9 @@ run: install
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Benchmarks are named bench_*.py so the test suite never collects them.
 bench: install-test
-	$(PY) -m pytest tests/bench -p no:randomly -s $(PYTEST_ARGS)
+	$(PY) -m pytest tests/bench -o python_files='bench_*.py' -s $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var

@@ -90,6 +90,8 @@ def receipt_execute(
                 receipt.result_id = perform()
                 Receipt.objects.filter(pk=receipt.pk).update(result_id=receipt.result_id)
                 verdict = None
+            # Logged inside the transaction: one commit for the answer and its log line.
+            _attempt(identity, route, now, verdict, receipt, replayed=replayed).save()
             committing = True
     except ReceiptError as error:
         _record_attempt(identity, route, now, error)
@@ -109,9 +111,7 @@ def receipt_execute(
         _record_attempt(identity, route, now, refusal)
         raise
     if verdict is not None:
-        _record_attempt(identity, route, now, verdict, receipt)
         raise verdict
-    _record_attempt(identity, route, now, None, receipt, replayed=replayed)
     return Settled(receipt=receipt, replayed=replayed)
 
 
@@ -208,7 +208,7 @@ _OUTCOMES = {
 }
 
 
-def _record_attempt(
+def _attempt(
     identity: Identity,
     route: str,
     now: datetime,
@@ -216,19 +216,27 @@ def _record_attempt(
     receipt: Receipt | None = None,
     *,
     replayed: bool = False,
-) -> None:
+) -> Attempt:
     if error is None:
         outcome = Attempt.Outcome.REPLAYED if replayed else Attempt.Outcome.CREATED
     else:
         outcome = _OUTCOMES.get(type(error), Attempt.Outcome.REFUSED)
-    attempt_record(
-        identity=identity,
+    detail = "" if error is None else str(getattr(error, "code", type(error).__name__))
+    return Attempt(
+        identity=identity.key,
+        receipt_id=receipt.pk if receipt else None,
         route=route,
         outcome=outcome,
-        detail="" if error is None else str(getattr(error, "code", type(error).__name__)),
-        receipt_id=receipt.pk if receipt else None,
-        now=now,
+        detail=detail[:32],
+        created_at=now,
     )
+
+
+def _record_attempt(
+    identity: Identity, route: str, now: datetime, error: Exception
+) -> None:
+    """Log a call whose transaction rolled back; a failed log never changes the answer."""
+    _save_attempt(_attempt(identity, route, now, error))
 
 
 def attempt_record(
@@ -240,9 +248,9 @@ def attempt_record(
     detail: str = "",
     receipt_id: int | None = None,
 ) -> None:
-    """Log one call; a failure to log never changes the answer the caller gets."""
-    try:
-        Attempt.objects.create(
+    """Log one call outside any write; a failed log never changes the answer."""
+    _save_attempt(
+        Attempt(
             identity=identity.key,
             receipt_id=receipt_id,
             route=route,
@@ -250,6 +258,12 @@ def attempt_record(
             detail=detail[:32],
             created_at=now,
         )
+    )
+
+
+def _save_attempt(attempt: Attempt) -> None:
+    try:
+        attempt.save()
     except DatabaseError as error:
         log.warning("attempt log write failed with sqlstate %s", _sqlstate(error))
 
