@@ -57,7 +57,9 @@ def test_write_path_costs(settings):
     print(
         f"\n[{connection.vendor}] {ROUNDS} calls each; bare insert {baseline * 1e3:.2f} ms/call"
         f"\n  fresh post    {fresh / baseline:5.1f}x bare insert ({fresh * 1e3:.2f} ms)"
-        f"\n  replay        {replay / baseline:5.1f}x bare insert ({replay / fresh:.2f}x a fresh post)"
-        f"\n  conflict      {conflict / baseline:5.1f}x bare insert ({conflict / fresh:.2f}x a fresh post)"
+        f"\n  replay        {replay / baseline:5.1f}x bare insert"
+        f" ({replay / fresh:.2f}x a fresh post)"
+        f"\n  conflict      {conflict / baseline:5.1f}x bare insert"
+        f" ({conflict / fresh:.2f}x a fresh post)"
     )
     assert Entry.objects.count() == 2 * ROUNDS
