@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
@@ -163,6 +164,12 @@ def _serve(request: HttpRequest) -> HttpResponse:
             return _rpc_error(
                 None, INVALID_REQUEST, error.message, status=401,
                 headers={"WWW-Authenticate": 'Bearer realm="settle"'},
+            )
+        except DatabaseError as error:
+            log.warning("mcp token check failed with %s", type(error).__name__)
+            return _rpc_error(
+                None, INTERNAL_ERROR, "the server cannot check tokens now; nothing was done",
+                status=503, headers={"Retry-After": "1"},
             )
 
     content_type = request.headers.get("Content-Type", "")
