@@ -448,3 +448,14 @@ def test_it_never_answers_500_or_stores_anything(client, db, message, method, ve
     if response.status_code != 202:
         assert response["Content-Type"].startswith("application/json")
     assert counts() == NOTHING
+
+
+def test_it_ignores_a_session_id_and_never_mints_one(client, db):
+    for headers in (modern_headers("tools/list"),
+                    {"HTTP_MCP_PROTOCOL_VERSION": "2025-11-25", **ACCEPT}):
+        message = (_modern("tools/list") if "HTTP_MCP_METHOD" in headers
+                   else {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        response = rpc(client, message, HTTP_MCP_SESSION_ID="stale-session", **headers)
+        assert response.status_code == 200
+        assert "tools" in response.json()["result"]
+        assert "Mcp-Session-Id" not in response
