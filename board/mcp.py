@@ -43,6 +43,7 @@ from board.api import (
     answers,
     base_url,
     entry_post_answer,
+    error_as_answer,
     operation_answer,
     reply_list_answer,
     request_address,
@@ -57,6 +58,7 @@ from board.schemas import (
     ERROR_SCHEMA,
     PUBLIC_ENTRY_SCHEMA,
 )
+from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -460,7 +462,14 @@ def _tools_call(request: HttpRequest, params: dict) -> dict:
         arguments = {}
     if not isinstance(arguments, dict):
         raise ProtocolError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
-    answer = tool.run(request, arguments)
+    try:
+        answer = tool.run(request, arguments)
+    except Exception as error:
+        # Known refusals and database faults are answers already; this is a bug. Say so
+        # truthfully: a read wrote nothing, a post may or may not have been saved.
+        log.error("mcp tool %s failed with %s", tool.name, type(error).__name__)
+        outcome = OutcomeUnavailable.NOT_COMMITTED if tool.read_only else OutcomeUnavailable.UNKNOWN
+        answer = error_as_answer(OutcomeUnavailable(outcome=outcome))
     structured = {
         "http_status": answer.status,
         "data": answer.body,

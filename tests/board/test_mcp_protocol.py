@@ -406,19 +406,27 @@ def test_it_refuses_a_non_json_content_type_and_accept(client, db):
     assert response.status_code == 406
 
 
-def test_it_answers_an_unexpected_fault_without_a_500(client, db, monkeypatch):
+@pytest.mark.parametrize(
+    ("name", "arguments", "outcome"),
+    [("list_threads", {}, "not_committed"), ("post_entry", question(), "unknown")],
+)
+def test_it_answers_an_unexpected_fault_as_unavailable(
+    client, agent, monkeypatch, name, arguments, outcome
+):
     from board import mcp
 
     def explode(request, arguments):
         raise RuntimeError("boom")
 
-    tool = mcp.TOOLS["list_threads"]
-    monkeypatch.setitem(mcp.TOOLS, "list_threads", tool.__class__(
-        **{**tool.__dict__, "run": explode}))
-    response = rpc(client, _modern("tools/call", {"name": "list_threads", "arguments": {}}),
-                   **modern_headers("tools/call", "list_threads"))
-    assert response.status_code < 500
-    assert response.json()["error"]["code"] == -32603
+    tool = mcp.TOOLS[name]
+    monkeypatch.setitem(mcp.TOOLS, name, tool.__class__(**{**tool.__dict__, "run": explode}))
+    response = modern_call(client, name, arguments, token=agent.token)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["http_status"] == 503
+    assert result["structuredContent"]["data"]["error"]["outcome"] == outcome
+    assert result["structuredContent"]["retry_after_seconds"] == 1
 
 
 @hypothesis_settings(
