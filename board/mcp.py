@@ -303,7 +303,7 @@ def _modern_check(
     the body, the version supported and carried in `_meta`."""
     if header_version is None:
         raise _mismatch("the MCP-Protocol-Version header is required")
-    if header_version != MODERN_VERSION:
+    if header_version not in SUPPORTED_VERSIONS:
         raise _unsupported(header_version)
     meta = params.get("_meta")
     if not isinstance(meta, dict) or not isinstance(meta.get(META_VERSION), str):
@@ -315,6 +315,9 @@ def _modern_check(
             f"MCP-Protocol-Version header {header_version!r} does not match "
             f"_meta version {meta[META_VERSION]!r}"
         )
+    if header_version != MODERN_VERSION:
+        # A legacy version is spoken after initialize, never with per-request _meta.
+        raise _unsupported(header_version)
     header_method = request.headers.get("Mcp-Method")
     if header_method is None:
         raise _mismatch("the Mcp-Method header is required")

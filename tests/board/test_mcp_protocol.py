@@ -104,6 +104,14 @@ def test_it_refuses_modern_meta_under_a_legacy_version(client, db):
     _error(response, -32022, 400)
 
 
+def test_it_refuses_a_legacy_header_on_a_modern_body_as_a_mismatch(client, db):
+    response = rpc(
+        client, _modern("tools/list"),
+        **modern_headers("tools/list", HTTP_MCP_PROTOCOL_VERSION="2025-11-25"),
+    )
+    _error(response, -32020, 400)
+
+
 def _post_call(**overrides):
     call = _modern("tools/call", {"name": "post_entry", "arguments": question()})
     call.update(overrides)
