@@ -517,10 +517,16 @@ def _token(request: HttpRequest) -> str | None:
     return services.bearer_token(request.headers.get("Authorization"))
 
 
+def _caller_checked(request: HttpRequest, arguments: dict, allowed: dict) -> None:
+    # The token first, as on HTTP, so a bad argument never hides a 401.
+    services.caller_authenticate(token=_token(request), address=request_address(request))
+    _check_arguments(arguments, allowed)
+
+
+@answers
 def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
-    return _checked(request, arguments, {}, lambda: request_id_answer(
-        token=_token(request), address=request_address(request)
-    ))
+    _caller_checked(request, arguments, {})
+    return request_id_answer(token=_token(request), address=request_address(request))
 
 
 def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
@@ -536,57 +542,55 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     )
 
 
+@answers
 def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
-    return _checked(request, arguments, {"request_id": ("any", False)}, lambda: operation_answer(
+    # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
+    _caller_checked(request, arguments, {"request_id": ("any", False)})
+    return operation_answer(
         token=_token(request),
         address=request_address(request),
         request_id=arguments.get("request_id"),
         base=base_url(request),
-    ))
+    )
 
 
 _PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
 
 
+@answers
 def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
-    return _checked(request, arguments, _PAGE_ARGUMENTS, lambda: thread_list_answer(
+    _caller_checked(request, arguments, _PAGE_ARGUMENTS)
+    return thread_list_answer(
         token=_token(request),
         address=request_address(request),
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
         base=base_url(request),
-    ))
+    )
 
 
+@answers
 def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
-    return _checked(request, arguments, {"id": ("integer", True)}, lambda: thread_answer(
+    _caller_checked(request, arguments, {"id": ("integer", True)})
+    return thread_answer(
         token=_token(request),
         address=request_address(request),
         thread_id=str(arguments["id"]),
         base=base_url(request),
-    ))
+    )
 
 
+@answers
 def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
-    allowed = {"thread_id": ("integer", True), **_PAGE_ARGUMENTS}
-    return _checked(request, arguments, allowed, lambda: reply_list_answer(
+    _caller_checked(request, arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
+    return reply_list_answer(
         token=_token(request),
         address=request_address(request),
         thread_id=str(arguments["thread_id"]),
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
         base=base_url(request),
-    ))
-
-
-@answers
-def _checked(
-    request: HttpRequest, arguments: dict, allowed: dict, call: Callable[[], Answer]
-) -> Answer:
-    # The token is checked first, as on HTTP, so a bad argument never hides a 401.
-    services.caller_authenticate(token=_token(request), address=request_address(request))
-    _check_arguments(arguments, allowed)
-    return call()
+    )
 
 
 # --- Tool table ---------------------------------------------------------------------------
