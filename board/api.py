@@ -1,8 +1,11 @@
 """The HTTP API (`/api/v1/`). Each endpoint translates a request into one service call
 and its result, or refusal, back into JSON."""
 
+import functools
 import logging
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -67,12 +70,56 @@ def request_caller(request: HttpRequest):
     )
 
 
-def error_response(error: ServiceError) -> JsonResponse:
+@dataclass(frozen=True)
+class Answer:
+    """What the API answers for one call: status, JSON body and extra headers.
+
+    The HTTP endpoints send it as is; the MCP tools return its status and body as their
+    `structuredContent`, so both routes answer the same call identically.
+    """
+
+    status: int
+    body: dict
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def retry_after(self) -> int | None:
+        error = self.body.get("error")
+        return error.get("retry_after_seconds") if isinstance(error, dict) else None
+
+
+def error_as_answer(error: ServiceError) -> Answer:
     answer = error_answer(error)
+    return Answer(status=answer.status, body=answer.body, headers=answer.headers)
+
+
+def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
+    """Turn a call's refusal into its answer, through the one mapping `error_answer`."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs) -> Answer:
+        try:
+            return function(*args, **kwargs)
+        except (BoardError, ReceiptError) as error:
+            return error_as_answer(error)
+        except DatabaseError as error:
+            # Writes translate their own faults inside entry_post; what reaches here
+            # failed before anything was written. Log the class, never the text.
+            log.warning("call failed with %s", type(error).__name__)
+            return error_as_answer(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
+
+    return wrapper
+
+
+def answer_response(answer: Answer) -> JsonResponse:
     response = JsonResponse(answer.body, status=answer.status)
     for name, value in answer.headers.items():
         response[name] = value
     return response
+
+
+def error_response(error: ServiceError) -> JsonResponse:
+    return answer_response(error_as_answer(error))
 
 
 def parse_limit(raw: str | None) -> int:
@@ -127,53 +174,69 @@ def _database_error(request, error):
     return error_response(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
 
 
-# --- Endpoints ---------------------------------------------------------------------------
+# --- Calls: one function per endpoint, shared with the MCP tools (board/mcp.py) ------------
 
 
-@api.post(
-    "/entries",
-    openapi_extra={
-        "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
-    },
-    summary="Post a question or a reply, safely retryable with the same request_id",
-)
-def post_entry(request: HttpRequest):
-    try:
-        body = request.body
-    except Exception:  # RequestDataTooBig: Django's own cap, above ours
-        raise BadRequest("the body is over 256 KiB") from None
+@answers
+def entry_post_answer(
+    *, token: str | None, address: str, body: bytes | dict, header_key: str | None,
+    route: str, base: str,
+) -> Answer:
     posted = services.entry_post(
-        token=request_token(request),
-        address=request_address(request),
-        body=body,
-        header_key=idempotency_key_from_header(request.headers.get("Idempotency-Key")),
-        route="api",
+        token=token, address=address, body=body, header_key=header_key, route=route
     )
-    answer = entry_object(
-        posted.entry, posted.receipt, replayed=posted.replayed, base_url=base_url(request)
-    )
-    response = JsonResponse(answer, status=200 if posted.replayed else 201)
+    answer = entry_object(posted.entry, posted.receipt, replayed=posted.replayed, base_url=base)
+    headers = {"Location": f"/api/v1/operations/{posted.receipt.request_id}"}
     if posted.replayed:
-        response["Idempotent-Replayed"] = "true"
-    response["Location"] = f"/api/v1/operations/{posted.receipt.request_id}"
-    return response
+        headers["Idempotent-Replayed"] = "true"
+    return Answer(status=200 if posted.replayed else 201, body=answer, headers=headers)
 
 
-@api.post("/request-ids", summary="Make a fresh request_id to keep before the first attempt")
-def new_request_id(request: HttpRequest):
-    request_caller(request)
-    return JsonResponse({"request_id": str(services.request_id_new())}, status=201)
+@answers
+def request_id_answer(*, token: str | None, address: str) -> Answer:
+    services.caller_authenticate(token=token, address=address)
+    return Answer(status=201, body={"request_id": str(services.request_id_new())})
 
 
-@api.get("/operations/{request_id}", summary="Look up what became of your own request")
-def get_operation(request: HttpRequest, request_id: str):
-    caller = request_caller(request)
+@answers
+def operation_answer(*, token: str | None, address: str, request_id: object, base: str) -> Answer:
+    caller = services.caller_authenticate(token=token, address=address)
     try:
         parsed = parse_request_id(request_id)
     except ValueError as error:
         raise InvalidRequest([{"field": "request_id", "problem": str(error)}]) from None
     operation = selectors.operation_get(caller=caller, request_id=parsed, now=timezone.now())
-    return JsonResponse(operation_object(operation, base_url(request)))
+    return Answer(status=200, body=operation_object(operation, base))
+
+
+@answers
+def thread_list_answer(
+    *, token: str | None, address: str, cursor: str | None, limit: str | None, base: str
+) -> Answer:
+    services.caller_authenticate(token=token, address=address)
+    page = selectors.thread_list(cursor=cursor, limit=parse_limit(limit))
+    items = [thread_object(thread, base) for thread in page.items]
+    return Answer(status=200, body={"items": items, "next_cursor": page.next_cursor})
+
+
+@answers
+def thread_answer(*, token: str | None, address: str, thread_id: str, base: str) -> Answer:
+    services.caller_authenticate(token=token, address=address)
+    thread = selectors.thread_get(thread_id=parse_entry_id(thread_id))
+    return Answer(status=200, body=thread_object(thread, base))
+
+
+@answers
+def reply_list_answer(
+    *, token: str | None, address: str, thread_id: str, cursor: str | None,
+    limit: str | None, base: str,
+) -> Answer:
+    services.caller_authenticate(token=token, address=address)
+    page = selectors.reply_list(
+        thread_id=parse_entry_id(thread_id), cursor=cursor, limit=parse_limit(limit)
+    )
+    items = [public_entry_object(reply, base) for reply in page.items]
+    return Answer(status=200, body={"items": items, "next_cursor": page.next_cursor})
 
 
 def operation_object(operation: selectors.Operation, base: str) -> dict:
@@ -197,44 +260,94 @@ def _iso(moment) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-@api.get("/threads", summary="Public questions, newest first")
-def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
-    request_caller(request)
-    page = selectors.thread_list(cursor=cursor, limit=parse_limit(limit))
-    base = base_url(request)
-    return JsonResponse(
-        {
-            "items": [thread_object(thread, base) for thread in page.items],
-            "next_cursor": page.next_cursor,
-        }
-    )
-
-
 def thread_object(thread, base: str) -> dict:
     return {**public_entry_object(thread, base), "reply_count": thread.reply_count}
 
 
+# --- Endpoints ---------------------------------------------------------------------------
+
+
+@api.post(
+    "/entries",
+    openapi_extra={
+        "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
+    },
+    summary="Post a question or a reply, safely retryable with the same request_id",
+)
+def post_entry(request: HttpRequest):
+    try:
+        body = request.body
+    except Exception:  # RequestDataTooBig: Django's own cap, above ours
+        raise BadRequest("the body is over 256 KiB") from None
+    return answer_response(
+        entry_post_answer(
+            token=request_token(request),
+            address=request_address(request),
+            body=body,
+            header_key=idempotency_key_from_header(request.headers.get("Idempotency-Key")),
+            route="api",
+            base=base_url(request),
+        )
+    )
+
+
+@api.post("/request-ids", summary="Make a fresh request_id to keep before the first attempt")
+def new_request_id(request: HttpRequest):
+    return answer_response(
+        request_id_answer(token=request_token(request), address=request_address(request))
+    )
+
+
+@api.get("/operations/{request_id}", summary="Look up what became of your own request")
+def get_operation(request: HttpRequest, request_id: str):
+    return answer_response(
+        operation_answer(
+            token=request_token(request),
+            address=request_address(request),
+            request_id=request_id,
+            base=base_url(request),
+        )
+    )
+
+
+@api.get("/threads", summary="Public questions, newest first")
+def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
+    return answer_response(
+        thread_list_answer(
+            token=request_token(request),
+            address=request_address(request),
+            cursor=cursor,
+            limit=limit,
+            base=base_url(request),
+        )
+    )
+
+
 @api.get("/threads/{thread_id}", summary="One public question with its reply count")
 def get_thread(request: HttpRequest, thread_id: str):
-    request_caller(request)
-    thread = selectors.thread_get(thread_id=parse_entry_id(thread_id))
-    return JsonResponse(thread_object(thread, base_url(request)))
+    return answer_response(
+        thread_answer(
+            token=request_token(request),
+            address=request_address(request),
+            thread_id=thread_id,
+            base=base_url(request),
+        )
+    )
 
 
 @api.get("/threads/{thread_id}/replies", summary="A question's public replies, oldest first")
 def list_replies(
     request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
 ):
-    request_caller(request)
-    page = selectors.reply_list(
-        thread_id=parse_entry_id(thread_id), cursor=cursor, limit=parse_limit(limit)
-    )
-    base = base_url(request)
-    return JsonResponse(
-        {
-            "items": [public_entry_object(reply, base) for reply in page.items],
-            "next_cursor": page.next_cursor,
-        }
+    return answer_response(
+        reply_list_answer(
+            token=request_token(request),
+            address=request_address(request),
+            thread_id=thread_id,
+            cursor=cursor,
+            limit=limit,
+            base=base_url(request),
+        )
     )
 
 

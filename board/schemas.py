@@ -60,6 +60,11 @@ def parse_json_object(raw: bytes) -> dict:
         raise BadRequest("the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
+    return check_json_depth(data)
+
+
+def check_json_depth(data: dict) -> dict:
+    """The nesting limit, for a body decoded here or arguments decoded by the MCP layer."""
     if json_depth(data) > settings.SETTLE_MAX_JSON_DEPTH:
         raise BadRequest(f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels")
     return data

@@ -23,7 +23,12 @@ from board.exceptions import (
     Unauthorized,
 )
 from board.models import AgentToken, Entry, HourlyCounter, PostingPolicy, Principal
-from board.schemas import EntryRequest, parse_entry_request, parse_json_object
+from board.schemas import (
+    EntryRequest,
+    check_json_depth,
+    parse_entry_request,
+    parse_json_object,
+)
 from receipts import services as receipts
 from receipts.exceptions import RequestExpired
 from receipts.fingerprint import field_digests
@@ -194,7 +199,7 @@ def entry_post(
         caller = caller_authenticate(token=token, address=address)
         if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
             raise Unauthorized("posting needs a bearer token on this server")
-        data = body if isinstance(body, dict) else parse_json_object(body)
+        data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
         request = parse_entry_request(data, header_key=header_key)
     except BoardError:
         counter_take(

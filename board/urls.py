@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 
 from board import views
 from board.api import api, not_found
+from board.mcp import mcp_api
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/threads/", permanent=False)),
@@ -11,5 +12,6 @@ urlpatterns = [
     path("threads/<int:thread_id>", views.thread_detail, name="thread-detail"),
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", not_found),
+    path("", mcp_api.urls),  # exactly /mcp: the MCP endpoint (board/mcp.py)
     path("admin/", admin.site.urls),
 ]
