@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from board import views
@@ -11,5 +11,6 @@ urlpatterns = [
     path("threads/<int:thread_id>", views.thread_detail, name="thread-detail"),
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", not_found),
+    path("console/", include("moderation.urls")),
     path("admin/", admin.site.urls),
 ]
