@@ -27,6 +27,7 @@ class LimitsForm(OptionalReasonForm):
         label="Overall hourly limit", min_value=0, required=False,
         help_text="New entries an hour, all sources together. Empty: the server default.",
     )
+    field_order = ["source_hourly_limit", "overall_hourly_limit", "reason"]
 
 
 class TokenIssueForm(forms.Form):

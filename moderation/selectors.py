@@ -163,7 +163,12 @@ class OperationFound:
 
 
 def operation_lookup(*, request_id: uuid.UUID, now: datetime) -> list[OperationFound]:
-    """A `request_id` in every scope: the anonymous one and each principal's."""
+    """A `request_id` in every scope: the anonymous one and each principal's.
+
+    Attempts and tombstones are found by one identity digest per scope, computed in
+    Python and looked up in one query: cheap for the hundreds of agents an operator
+    issues tokens to, and nothing of the request is kept in the clear to search by.
+    """
     names = dict(Principal.objects.values_list("pk", "name"))
     scope_names = {Principal(pk=pk).scope: name for pk, name in names.items()}
     scope_names[ANONYMOUS_SCOPE] = "anonymous"
@@ -188,7 +193,8 @@ def operation_lookup(*, request_id: uuid.UUID, now: datetime) -> list[OperationF
 def principals_with_tokens() -> QuerySet[Principal]:
     # Newest token first, so the one an operator just issued is at the top of its agent.
     tokens = Prefetch("tokens", queryset=AgentToken.objects.order_by("-created_at", "-id"))
-    return Principal.objects.order_by("name").prefetch_related(tokens)
+    live = Count("tokens", filter=Q(tokens__revoked_at__isnull=True))
+    return Principal.objects.order_by("name").annotate(live_tokens=live).prefetch_related(tokens)
 
 
 def audit_events(*, actor: str = "", action: str = "") -> QuerySet[AuditEvent]:

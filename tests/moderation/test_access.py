@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from django.contrib.auth.models import Group
 from django.test import Client
 
 from board.models import AgentToken, Entry, PostingPolicy, Principal
@@ -138,3 +139,8 @@ def test_it_accepts_a_post_with_the_pages_csrf_token(operator):
 
 def test_it_answers_get_on_an_action_with_405(console):
     assert console.get("/console/posting/pause").status_code == 405
+
+
+def test_the_operator_groups_exist_after_migrating():
+    names = set(Group.objects.values_list("name", flat=True))
+    assert {"moderators", "administrators"} <= names
