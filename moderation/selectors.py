@@ -130,7 +130,7 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def request_ids_for_entries(entry_ids: list[int]) -> dict[int, uuid.UUID]:
+def request_ids_for_entries(*, entry_ids: list[int]) -> dict[int, uuid.UUID]:
     """The request_id that made each entry, for linking a row to its operation."""
     rows = Receipt.objects.filter(operation=POST_ENTRY, result_id__in=entry_ids).values_list(
         "result_id", "request_id"

@@ -208,7 +208,7 @@ def entries(request: HttpRequest) -> HttpResponse:
     )
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
-    request_ids = selectors.request_ids_for_entries([entry.pk for entry in rows])
+    request_ids = selectors.request_ids_for_entries(entry_ids=[entry.pk for entry in rows])
     return _page(
         request,
         "moderation/entries.html",
