@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from board import views
@@ -13,5 +13,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     re_path(r"^api/v1/.*$", not_found),
     path("", mcp_api.urls),  # exactly /mcp: the MCP endpoint (board/mcp.py)
+    path("console/", include("moderation.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,60 @@
+"""A bar chart drawn on the server as inline SVG: readable without JavaScript or a CDN."""
+
+from dataclasses import dataclass
+
+from moderation.selectors import HourCount
+
+WIDTH, HEIGHT = 720, 160
+LEFT, BOTTOM, TOP = 36, 20, 8
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+
+
+@dataclass(frozen=True)
+class BarChart:
+    width: int
+    height: int
+    left: int
+    baseline: float
+    top: int
+    peak: int
+    bars: list[Bar]
+    first_label: str
+    last_label: str
+    total: int
+
+
+def hourly_bar_chart(hours: list[HourCount]) -> BarChart:
+    peak = max((h.count for h in hours), default=0)
+    scale = (HEIGHT - BOTTOM - TOP) / peak if peak else 0
+    slot = (WIDTH - LEFT) / max(len(hours), 1)
+    baseline = HEIGHT - BOTTOM
+    bars = [
+        Bar(
+            x=round(LEFT + i * slot + 1, 1),
+            y=round(baseline - h.count * scale, 1),
+            width=round(max(slot - 2, 1), 1),
+            height=round(h.count * scale, 1),
+            label=f"{h.hour:%Y-%m-%d %H}:00 UTC: {h.count} post{'' if h.count == 1 else 's'}",
+        )
+        for i, h in enumerate(hours)
+    ]
+    return BarChart(
+        width=WIDTH,
+        height=HEIGHT,
+        left=LEFT,
+        baseline=baseline,
+        top=TOP,
+        peak=peak,
+        bars=bars,
+        first_label=f"{hours[0].hour:%b %d %H}:00 UTC" if hours else "",
+        last_label=f"{hours[-1].hour:%b %d %H}:00 UTC" if hours else "",
+        total=sum(h.count for h in hours),
+    )

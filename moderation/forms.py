@@ -1,0 +1,73 @@
+"""Console forms: they check the shape of what an operator typed; the rules live in services."""
+
+from django import forms
+
+from board.models import Entry
+from moderation.selectors import VISIBILITIES
+
+REASON_MAX = 500
+
+
+class ReasonForm(forms.Form):
+    """For actions whose reason is required: pause, resume, hide, unhide, delete."""
+
+    reason = forms.CharField(label="Reason", max_length=REASON_MAX, strip=True)
+
+
+class OptionalReasonForm(forms.Form):
+    reason = forms.CharField(label="Reason", max_length=REASON_MAX, strip=True, required=False)
+
+
+class LimitsForm(OptionalReasonForm):
+    source_hourly_limit = forms.IntegerField(
+        label="Per-source hourly limit", min_value=0, required=False,
+        help_text="Write attempts an hour for one agent or address. Empty: the server default.",
+    )
+    overall_hourly_limit = forms.IntegerField(
+        label="Overall hourly limit", min_value=0, required=False,
+        help_text="New entries an hour, all sources together. Empty: the server default.",
+    )
+    field_order = ["source_hourly_limit", "overall_hourly_limit", "reason"]
+
+
+class TokenIssueForm(forms.Form):
+    name = forms.CharField(label="Agent name", max_length=80, strip=True)
+    hourly_limit = forms.IntegerField(
+        label="Own hourly limit", min_value=0, required=False,
+        help_text="Optional; wins over the console's per-source limit.",
+    )
+
+
+class TokenRevokeForm(OptionalReasonForm):
+    name = forms.CharField(max_length=80, widget=forms.HiddenInput)
+
+
+class EntryFilterForm(forms.Form):
+    q = forms.CharField(label="Search", required=False, max_length=200)
+    type = forms.ChoiceField(
+        label="Type", required=False, choices=[("", "any"), *Entry.Type.choices]
+    )
+    visibility = forms.ChoiceField(
+        label="Visibility", required=False, choices=[("", "any"), *((v, v) for v in VISIBILITIES)]
+    )
+    actor = forms.CharField(label="Actor", required=False, max_length=80)
+    created_from = forms.DateField(
+        label="From (UTC)", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        label="To (UTC)", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+
+class LookupForm(forms.Form):
+    request_id = forms.UUIDField(label="request_id")
+
+
+class AuditFilterForm(forms.Form):
+    actor = forms.ChoiceField(label="Operator", required=False)
+    action = forms.ChoiceField(label="Action", required=False)
+
+    def __init__(self, *args, actors: list[str], actions: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["actor"].choices = [("", "any"), *((a, a) for a in actors)]
+        self.fields["action"].choices = [("", "any"), *((a, a) for a in actions)]

@@ -1,0 +1,25 @@
+"""The console's two operator groups (SPEC 7). Membership is what the console checks; the
+groups carry no model permissions because every change goes through a service."""
+
+from django.db import migrations
+
+GROUPS = ["moderators", "administrators"]
+
+
+def create_groups(apps, schema_editor):
+    Group = apps.get_model("auth", "Group")
+    for name in GROUPS:
+        Group.objects.get_or_create(name=name)
+
+
+def remove_groups(apps, schema_editor):
+    apps.get_model("auth", "Group").objects.filter(name__in=GROUPS).delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("moderation", "0001_initial"),
+        ("auth", "0012_alter_user_first_name_max_length"),
+    ]
+
+    operations = [migrations.RunPython(create_groups, remove_groups)]

@@ -1,0 +1,213 @@
+"""What the console reads. Nothing here writes; every function answers in a fixed number
+of queries however many entries, attempts or events there are (the pages depend on it)."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models.functions import TruncHour
+
+from board.callers import ANONYMOUS_SCOPE
+from board.models import AgentToken, Entry, Principal
+from board.services import POST_ENTRY
+from moderation.models import AuditEvent
+from receipts import selectors as receipt_selectors
+from receipts.models import Attempt, Receipt
+
+# --- Dashboard ---------------------------------------------------------------------------
+
+WINDOWS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+
+# An attempt refused by the overall limit is logged by the receipt engine as `refused`
+# with the refusal's code; the source limit logs `rate_limited` itself. Both count.
+_ATTEMPT_KINDS = {
+    "new": Q(outcome=Attempt.Outcome.CREATED),
+    "replayed": Q(outcome=Attempt.Outcome.REPLAYED),
+    "conflicts": Q(outcome=Attempt.Outcome.CONFLICT),
+    "rate_limited": Q(outcome=Attempt.Outcome.RATE_LIMITED)
+    | Q(outcome=Attempt.Outcome.REFUSED, detail="rate_limited"),
+}
+
+
+@dataclass(frozen=True)
+class WindowCounts:
+    new: int
+    replayed: int
+    conflicts: int
+    rate_limited: int
+    unknown_deliveries: int
+
+
+def attempt_counts(*, now: datetime) -> dict[str, WindowCounts]:
+    """Last hour's and last day's attempts by outcome, in one query."""
+    aggregates = {
+        f"{kind}_{window}": Count("id", filter=condition & Q(created_at__gt=now - length))
+        for kind, condition in _ATTEMPT_KINDS.items()
+        for window, length in WINDOWS.items()
+    }
+    totals = Attempt.objects.filter(
+        created_at__gt=now - max(WINDOWS.values()), created_at__lte=now
+    ).aggregate(**aggregates)
+    return {
+        window: WindowCounts(
+            **{kind: totals[f"{kind}_{window}"] or 0 for kind in _ATTEMPT_KINDS},
+            unknown_deliveries=len(deliveries_outcome_unknown()),
+        )
+        for window in WINDOWS
+    }
+
+
+@dataclass(frozen=True)
+class HourCount:
+    hour: datetime
+    count: int
+
+
+def posts_per_hour(*, now: datetime, hours: int = 48) -> list[HourCount]:
+    """New entries in each clock hour (UTC) of the last `hours`, oldest first, zeros included."""
+    this_hour = now.replace(minute=0, second=0, microsecond=0)
+    first = this_hour - timedelta(hours=hours - 1)
+    rows = (
+        Entry.objects.filter(created_at__gte=first, created_at__lte=now)
+        .annotate(hour=TruncHour("created_at", tzinfo=UTC))
+        .values("hour")
+        .annotate(count=Count("id"))
+        .values_list("hour", "count")
+    )
+    by_hour = {hour: count for hour, count in rows}
+    return [
+        HourCount(hour=h, count=by_hour.get(h, 0))
+        for h in (first + timedelta(hours=i) for i in range(hours))
+    ]
+
+
+def deliveries_outcome_unknown() -> list:
+    """Outbound deliveries whose outcome is unknown (SPEC 9).
+
+    Deliveries are not built yet (the maintenance app will own them); until they are,
+    there is nothing to settle and this is always empty.
+    """
+    return []
+
+
+# --- Entries -----------------------------------------------------------------------------
+
+VISIBILITIES = ("public", "hidden", "deleted")
+
+
+def entry_search(
+    *,
+    type: str = "",
+    visibility: str = "",
+    actor: str = "",
+    text: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+) -> QuerySet[Entry]:
+    """Entries for the console, newest first, every state included unless filtered."""
+    entries = Entry.objects.select_related("principal").order_by("-id")
+    if type:
+        entries = entries.filter(type=type)
+    if visibility == "public":
+        entries = entries.filter(visible=True, deleted_at__isnull=True)
+    elif visibility == "hidden":
+        entries = entries.filter(visible=False, deleted_at__isnull=True)
+    elif visibility == "deleted":
+        entries = entries.filter(deleted_at__isnull=False)
+    if actor:
+        entries = entries.filter(actor_name__icontains=actor)
+    if text:
+        entries = entries.filter(Q(title__icontains=text) | Q(body__icontains=text))
+    if created_from:
+        entries = entries.filter(created_at__gte=_day_start(created_from))
+    if created_to:
+        entries = entries.filter(created_at__lt=_day_start(created_to) + timedelta(days=1))
+    return entries
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def request_ids_for_entries(*, entry_ids: list[int]) -> dict[int, uuid.UUID]:
+    """The request_id that made each entry, for linking a row to its operation."""
+    rows = Receipt.objects.filter(operation=POST_ENTRY, result_id__in=entry_ids).values_list(
+        "result_id", "request_id"
+    )
+    return dict(rows)
+
+
+@dataclass(frozen=True)
+class ConsoleThread:
+    question: Entry
+    replies: list[Entry]
+
+
+def thread_for_console(*, entry_id: int) -> ConsoleThread:
+    """The whole thread an entry belongs to, hidden and deleted entries included."""
+    entry = Entry.objects.select_related("parent").get(pk=entry_id)
+    question = entry.parent if entry.type == Entry.Type.REPLY else entry
+    replies = list(Entry.objects.select_related("principal").filter(parent=question).order_by("id"))
+    return ConsoleThread(question=question, replies=replies)
+
+
+# --- Operations --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OperationFound:
+    trace: receipt_selectors.ScopeTrace
+    caller: str
+    entry: Entry | None
+
+
+def operation_lookup(*, request_id: uuid.UUID, now: datetime) -> list[OperationFound]:
+    """A `request_id` in every scope: the anonymous one and each principal's.
+
+    Attempts and tombstones are found by one identity digest per scope, computed in
+    Python and looked up in one query: cheap for the hundreds of agents an operator
+    issues tokens to, and nothing of the request is kept in the clear to search by.
+    """
+    names = dict(Principal.objects.values_list("pk", "name"))
+    scope_names = {Principal(pk=pk).scope: name for pk, name in names.items()}
+    scope_names[ANONYMOUS_SCOPE] = "anonymous"
+    traces = receipt_selectors.request_trace(
+        request_id=request_id, operation=POST_ENTRY, scopes=scope_names, now=now
+    )
+    entry_ids = [t.receipt.result_id for t in traces if t.receipt and t.receipt.result_id]
+    entries = Entry.objects.in_bulk(entry_ids)
+    return [
+        OperationFound(
+            trace=t,
+            caller=scope_names.get(t.scope, t.scope),
+            entry=entries.get(t.receipt.result_id) if t.receipt else None,
+        )
+        for t in traces
+    ]
+
+
+# --- Tokens and audit --------------------------------------------------------------------
+
+
+def principals_with_tokens() -> QuerySet[Principal]:
+    # Newest token first, so the one an operator just issued is at the top of its agent.
+    tokens = Prefetch("tokens", queryset=AgentToken.objects.order_by("-created_at", "-id"))
+    live = Count("tokens", filter=Q(tokens__revoked_at__isnull=True))
+    return Principal.objects.order_by("name").annotate(live_tokens=live).prefetch_related(tokens)
+
+
+def audit_events(*, actor: str = "", action: str = "") -> QuerySet[AuditEvent]:
+    events = AuditEvent.objects.order_by("-created_at", "-id")
+    if actor:
+        events = events.filter(actor=actor)
+    if action:
+        events = events.filter(action=action)
+    return events
+
+
+def audit_filter_choices() -> tuple[list[str], list[str]]:
+    """The operators and actions that appear in the log, for the filter menus."""
+    actors = AuditEvent.objects.order_by("actor").values_list("actor", flat=True).distinct()
+    actions = AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct()
+    return list(actors), list(actions)

@@ -1,0 +1,47 @@
+"""Reads of the receipt engine's records for operators. Nothing here writes.
+
+An operator looks a `request_id` up without knowing whose it was. Receipts carry the
+request_id in the clear, so every scope that still holds one is found directly. Attempts
+and tombstones are keyed by the identity digest only (SPEC 8: nothing of the request is
+kept in a tombstone), so for those the caller names the scopes to try; the digests of
+all of them are computed here and looked up in one query each.
+"""
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from receipts.fingerprint import identity_key
+from receipts.models import Attempt, Receipt, Tombstone
+
+
+@dataclass
+class ScopeTrace:
+    """What is known of one request_id in one scope."""
+
+    scope: str
+    key: uuid.UUID
+    receipt: Receipt | None = None
+    tombstone: Tombstone | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+def request_trace(
+    *, request_id: uuid.UUID, operation: str, scopes: Iterable[str], now: datetime
+) -> list[ScopeTrace]:
+    """Every scope in which `request_id` left a receipt, a live tombstone or an attempt."""
+    receipts = list(Receipt.objects.filter(request_id=request_id, operation=operation))
+    traces: dict[uuid.UUID, ScopeTrace] = {}
+    for scope in [*(r.scope for r in receipts), *scopes]:
+        key = identity_key(scope=scope, operation=operation, request_id=request_id)
+        traces.setdefault(key, ScopeTrace(scope=scope, key=key))
+    for receipt in receipts:
+        key = identity_key(scope=receipt.scope, operation=operation, request_id=request_id)
+        traces[key].receipt = receipt
+    for tombstone in Tombstone.objects.filter(key__in=traces.keys(), expires_at__gt=now):
+        traces[tombstone.key].tombstone = tombstone
+    for attempt in Attempt.objects.filter(identity__in=traces.keys()).order_by("created_at", "id"):
+        traces[attempt.identity].attempts.append(attempt)
+    found = [t for t in traces.values() if t.receipt or t.tombstone or t.attempts]
+    return sorted(found, key=lambda t: t.receipt.first_seen_at if t.receipt else now)

@@ -1,0 +1,135 @@
+"""What the console's read-only pages show: dashboard, entries, operations, audit."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from board.models import Entry
+from moderation import services as moderation
+from moderation.models import AuditEvent
+from tests.conftest import question, reply
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_dashboard_counts_attempts_by_outcome(console, agent, anonymous, settings):
+    settings.SETTLE_OVERALL_HOURLY_LIMIT = 10_000
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 4
+    first = question()
+    agent.post(first)                                   # new
+    agent.post(first)                                   # replayed
+    agent.post({**first, "body": "changed"})            # conflict
+    agent.post(question())                              # new (4th attempt of the hour)
+    agent.post(question())                              # rate-limited (source)
+    response = console.get("/console/")
+    rows = {label: (hour, day) for label, hour, day in response.context["counts"]}
+    assert rows == {
+        "New": (2, 2),
+        "Replayed": (1, 1),
+        "Conflicts": (1, 1),
+        "Rate-limited": (1, 1),
+        "Unknown delivery outcomes": (0, 0),
+    }
+    assert b"<svg" in response.content and b"<rect" in response.content
+    assert response.context["chart"].total == 2
+
+
+def test_the_dashboard_shows_when_posting_is_paused(console):
+    moderation.posting_pause(actor="someone", reason="database upgrade")
+    page = console.get("/console/").content.decode()
+    assert "Paused." in page and "database upgrade" in page
+
+
+def test_the_entries_list_filters_and_searches(console, agent, roomy_limits):
+    q1 = agent.post(question(title="Alpha question", body="about apples")).json()["id"]
+    q2 = agent.post(question(title="Beta question", body="about bananas")).json()["id"]
+    r1 = agent.post(reply(q1, body="an apple reply")).json()["id"]
+    moderation.entry_hide(actor="op", entry_id=q2, reason="r")
+
+    def ids(**params):
+        return [entry.pk for entry, _ in console.get("/console/entries/", params).context["rows"]]
+
+    assert ids() == [r1, q2, q1]
+    assert ids(type="reply") == [r1]
+    assert ids(visibility="hidden") == [q2]
+    assert ids(visibility="public") == [r1, q1]
+    assert ids(q="apple") == [r1, q1]
+    assert ids(actor="helper") == [r1, q2, q1]
+    assert ids(actor="nobody") == []
+    today = timezone.now().date()
+    assert ids(created_from=today.isoformat()) == [r1, q2, q1]
+    assert ids(created_to=(today - timedelta(days=1)).isoformat()) == []
+
+
+def test_the_entries_list_is_paginated(console, agent, roomy_limits):
+    for _ in range(51):
+        agent.post(question())
+    first = console.get("/console/entries/")
+    assert len(first.context["rows"]) == 50 and b"Page 1 of 2" in first.content
+    second = console.get("/console/entries/", {"page": 2})
+    assert len(second.context["rows"]) == 1
+
+
+def test_the_thread_view_shows_hidden_and_deleted_entries(console, agent, roomy_limits):
+    q = agent.post(question(title="Thread title")).json()["id"]
+    r = agent.post(reply(q, body="reply to delete")).json()["id"]
+    moderation.entry_delete(actor="op", entry_id=r, reason="r")
+    page = console.get(f"/console/entries/{r}/").content.decode()
+    assert "Thread title" in page and f"#{r}" in page and "removed when it was deleted" in page
+
+
+def test_looking_up_a_request_id_across_scopes(console, agent, anonymous, roomy_limits):
+    payload = question()
+    agent.post(payload)
+    agent.post(payload)
+    anonymous.post(payload)
+    moderation.posting_pause(actor="op", reason="r")
+    other = question()
+    agent.post(other)  # refused while paused: no receipt, one attempt
+    response = console.get("/console/operations/", {"request_id": payload["request_id"]})
+    found = response.context["found"]
+    assert sorted(item.caller for item in found) == ["agent", "anonymous"]
+    mine = next(item for item in found if item.caller == "agent")
+    assert [a.outcome for a in mine.trace.attempts] == ["created", "replayed"]
+    assert mine.trace.receipt.first_route == "api" and mine.entry is not None
+    page = response.content.decode()
+    assert "Digests" in page and "replayed" in page
+    paused = console.get("/console/operations/", {"request_id": other["request_id"]})
+    (item,) = paused.context["found"]
+    assert item.trace.receipt is None
+    assert [(a.outcome, a.detail) for a in item.trace.attempts] == [("refused", "writes_disabled")]
+
+
+def test_looking_up_an_unknown_request_id(console):
+    response = console.get("/console/operations/", {"request_id": str(uuid.uuid4())})
+    assert b"Nothing is known" in response.content
+    assert b"Outbound deliveries are not built yet" in response.content
+    assert b"Mark succeeded" not in response.content
+
+
+def test_looking_up_nonsense_says_so(console):
+    response = console.get("/console/operations/", {"request_id": "not-a-uuid"})
+    assert response.status_code == 200 and b"valid UUID" in response.content
+
+
+def test_the_audit_log_is_newest_first_and_filters(console, operator):
+    moderation.posting_pause(actor="alice", reason="one")
+    moderation.posting_resume(actor="bob", reason="two")
+    moderation.posting_pause(actor="alice", reason="three")
+    page = console.get("/console/audit/")
+    assert [e.reason for e in page.context["page"]] == ["three", "two", "one"]
+    by_alice = console.get("/console/audit/", {"actor": "alice"}).context["page"]
+    assert [e.reason for e in by_alice] == ["three", "one"]
+    resumed = console.get("/console/audit/", {"action": "posting_resume"}).context["page"]
+    assert [e.reason for e in resumed] == ["two"]
+    assert AuditEvent.objects.count() == 3
+
+
+def test_times_are_rendered_in_utc_with_utc_on_hover(console, agent, roomy_limits):
+    agent.post(question())
+    entry = Entry.objects.get()
+    page = console.get("/console/entries/").content.decode()
+    stamp = entry.created_at.strftime("%Y-%m-%d %H:%M:%S")
+    assert f'title="{stamp} UTC"' in page and "<script>" in page
