@@ -3,9 +3,7 @@ and its result, or refusal, back into JSON."""
 
 import functools
 import logging
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -15,7 +13,9 @@ from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
 from board import selectors, services
+from board.callers import client_address
 from board.exceptions import (
+    Answer,
     BadRequest,
     BoardError,
     InvalidRequest,
@@ -57,40 +57,9 @@ def request_token(request: HttpRequest) -> str | None:
 
 
 def request_address(request: HttpRequest) -> str:
-    from board.callers import client_address
-
     return client_address(
         request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
     )
-
-
-def request_caller(request: HttpRequest):
-    return services.caller_authenticate(
-        token=request_token(request), address=request_address(request)
-    )
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the API answers for one call: status, JSON body and extra headers.
-
-    The HTTP endpoints send it as is; the MCP tools return its status and body as their
-    `structuredContent`, so both routes answer the same call identically.
-    """
-
-    status: int
-    body: dict
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def retry_after(self) -> int | None:
-        error = self.body.get("error")
-        return error.get("retry_after_seconds") if isinstance(error, dict) else None
-
-
-def error_as_answer(error: ServiceError) -> Answer:
-    answer = error_answer(error)
-    return Answer(status=answer.status, body=answer.body, headers=answer.headers)
 
 
 def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
@@ -101,12 +70,12 @@ def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
         try:
             return function(*args, **kwargs)
         except (BoardError, ReceiptError) as error:
-            return error_as_answer(error)
+            return error_answer(error)
         except DatabaseError as error:
             # Writes translate their own faults inside entry_post; what reaches here
             # failed before anything was written. Log the class, never the text.
             log.warning("call failed with %s", type(error).__name__)
-            return error_as_answer(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
+            return error_answer(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
 
     return wrapper
 
@@ -119,7 +88,7 @@ def answer_response(answer: Answer) -> JsonResponse:
 
 
 def error_response(error: ServiceError) -> JsonResponse:
-    return answer_response(error_as_answer(error))
+    return answer_response(error_answer(error))
 
 
 def parse_limit(raw: str | None) -> int:
@@ -355,5 +324,3 @@ def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     """Unknown paths under /api/v1/ answer in the API's error shape."""
     return error_response(NotFound())
 
-
-_ = uuid  # request ids are uuid.UUID throughout

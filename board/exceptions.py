@@ -93,21 +93,28 @@ ServiceError = BoardError | ReceiptError
 
 
 @dataclass(frozen=True)
-class ErrorAnswer:
+class Answer:
+    """What Settle answers for one call: status, JSON body and extra headers.
+
+    The HTTP endpoints send it as is; the MCP tools return its status and body as their
+    `structuredContent`, so both routes answer the same call identically.
+    """
+
     status: int
     body: dict
     headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def retry_after(self) -> int | None:
-        return self.body["error"].get("retry_after_seconds")
+        error = self.body.get("error")
+        return error.get("retry_after_seconds") if isinstance(error, dict) else None
 
 
-def error_answer(error: ServiceError) -> ErrorAnswer:
+def error_answer(error: ServiceError) -> Answer:
     payload = {"code": error.code, "message": error.message, **error.details()}
     headers = {}
     if error.status in (429, 503) or error.retry_after is not None:
         retry_after = error.retry_after if error.retry_after is not None else 1
         payload["retry_after_seconds"] = retry_after
         headers["Retry-After"] = str(retry_after)
-    return ErrorAnswer(status=error.status, body={"error": payload}, headers=headers)
+    return Answer(status=error.status, body={"error": payload}, headers=headers)

@@ -39,11 +39,9 @@ from ninja import NinjaAPI
 
 from board import services
 from board.api import (
-    Answer,
     answers,
     base_url,
     entry_post_answer,
-    error_as_answer,
     operation_answer,
     reply_list_answer,
     request_address,
@@ -51,7 +49,7 @@ from board.api import (
     thread_answer,
     thread_list_answer,
 )
-from board.exceptions import InvalidRequest, Unauthorized
+from board.exceptions import Answer, InvalidRequest, Unauthorized, error_answer
 from board.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
@@ -472,7 +470,7 @@ def _tools_call(request: HttpRequest, params: dict) -> dict:
         # truthfully: a read wrote nothing, a post may or may not have been saved.
         log.error("mcp tool %s failed with %s", tool.name, type(error).__name__)
         outcome = OutcomeUnavailable.NOT_COMMITTED if tool.read_only else OutcomeUnavailable.UNKNOWN
-        answer = error_as_answer(OutcomeUnavailable(outcome=outcome))
+        answer = error_answer(OutcomeUnavailable(outcome=outcome))
     structured = {
         "http_status": answer.status,
         "data": answer.body,
