@@ -24,12 +24,12 @@ Faults are told truthfully: an error before COMMIT was sent means nothing was sa
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from receipts.exceptions import (
     OutcomeUnavailable,
@@ -276,3 +276,138 @@ def receipt_mark_deleted(
 def _sqlstate(error: BaseException) -> str | None:
     cause = error.__cause__ or error
     return getattr(cause, "sqlstate", None) or getattr(cause, "sqlite_errorname", None)
+
+
+# --- Retention: receipts into tombstones ------------------------------------------------
+#
+# The purges (maintenance.services) decide *which* receipts go; these functions know how
+# receipts are found, locked and replaced by tombstones. On PostgreSQL every selection
+# takes row locks with SKIP LOCKED, so two purge runs split the work and a purge never
+# waits behind a retry that holds a receipt (the retry's claim bumps `attempts`, which
+# locks the row); on SQLite the immediate write transaction serializes everything.
+
+
+@dataclass(frozen=True)
+class ReceiptRow:
+    """The columns a purge needs; never the digests."""
+
+    id: int
+    scope: str
+    operation: str
+    request_id: uuid.UUID
+    state: str
+    result_id: int | None
+    receipt_expires_at: datetime
+
+    @property
+    def key(self) -> uuid.UUID:
+        return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
+
+
+_ROW_FIELDS = [
+    "id", "scope", "operation", "request_id", "state", "result_id", "receipt_expires_at"
+]
+
+
+def _rows(queryset, *, lock: bool) -> list[ReceiptRow]:
+    if lock:
+        queryset = queryset.select_for_update(skip_locked=True)
+    return [ReceiptRow(*values) for values in queryset.values_list(*_ROW_FIELDS)]
+
+
+def receipts_due(
+    *,
+    operation: str,
+    now: datetime,
+    limit: int,
+    after: tuple[datetime, int] | None = None,
+    state: str | None = None,
+) -> list[ReceiptRow]:
+    """Receipts expired at `now`, oldest expiry first, locked (PG, skipping locked rows).
+
+    `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
+    past receipts it had to leave (a thread not yet wholly expired) instead of rereading
+    them every batch.
+    """
+    due = Receipt.objects.filter(operation=operation, receipt_expires_at__lte=now)
+    if state is not None:
+        due = due.filter(state=state)
+    if after is not None:
+        moment, last_id = after
+        due = due.filter(
+            Q(receipt_expires_at__gt=moment) | Q(receipt_expires_at=moment, id__gt=last_id)
+        )
+    return _rows(due.order_by("receipt_expires_at", "id")[:limit], lock=True)
+
+
+def receipts_for_results(
+    *, operation: str, result_ids: Collection[int], lock: bool
+) -> list[ReceiptRow]:
+    """The receipts of these results; with `lock`, only those this transaction could lock."""
+    if not result_ids:
+        return []
+    found = Receipt.objects.filter(operation=operation, result_id__in=list(result_ids))
+    return _rows(found.order_by("id"), lock=lock)
+
+
+def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: timedelta) -> int:
+    """Replace receipts by tombstones; call inside the transaction that locked them.
+
+    One tombstone per identity: the 16-byte identity digest as key, the reason, and
+    `receipt_expires_at + tombstone_retention`. A stale tombstone of the same identity
+    (expired, not yet purged, then the id was used again) is overwritten.
+    """
+    if not receipts:
+        return 0
+    tombstones = {
+        row.key: Tombstone(
+            key=row.key,
+            reason=(
+                Tombstone.Reason.DELETED
+                if row.state == Receipt.State.DELETED
+                else Tombstone.Reason.EXPIRED
+            ),
+            expires_at=row.receipt_expires_at + tombstone_retention,
+        )
+        for row in receipts
+    }
+    Tombstone.objects.bulk_create(
+        tombstones.values(),
+        update_conflicts=True,
+        unique_fields=["key"],
+        update_fields=["reason", "expires_at"],
+    )
+    delete_ids(Receipt, [row.id for row in receipts])
+    return len(tombstones)
+
+
+def tombstones_purge(*, now: datetime, limit: int) -> int:
+    """Remove up to `limit` tombstones past their expiry; after that an old id is unknown."""
+    due = Tombstone.objects.filter(expires_at__lte=now).order_by("expires_at")[:limit]
+    keys = list(due.select_for_update(skip_locked=True).values_list("key", flat=True))
+    return delete_ids(Tombstone, keys)
+
+
+def attempts_purge(*, before: datetime, limit: int) -> int:
+    """Remove up to `limit` attempts logged before `before`."""
+    due = Attempt.objects.filter(created_at__lt=before).order_by("created_at")[:limit]
+    ids = list(due.select_for_update(skip_locked=True).values_list("id", flat=True))
+    return delete_ids(Attempt, ids)
+
+
+def delete_ids(model, ids: Collection) -> int:
+    """`DELETE ... WHERE pk IN (...)` without the ORM's cascade collector.
+
+    The collector reads every row (and its relations) before deleting; the purges have
+    already decided and locked what goes, so one plain statement does.
+    """
+    if not ids:
+        return 0
+    table = connection.ops.quote_name(model._meta.db_table)
+    column = connection.ops.quote_name(model._meta.pk.column)
+    field = model._meta.pk
+    params = [field.get_db_prep_value(value, connection) for value in ids]
+    placeholders = ", ".join(["%s"] * len(params))
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {table} WHERE {column} IN ({placeholders})", params)
+        return cursor.rowcount
