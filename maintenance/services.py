@@ -76,8 +76,8 @@ class Batch:
     after: object = None
 
 
-def _default_budget() -> timedelta:
-    return settings.SETTLE_PURGE_TIME_BUDGET
+def _budget(time_budget: timedelta | None) -> timedelta:
+    return settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget
 
 
 # --- The batch loop ---------------------------------------------------------------------
@@ -169,7 +169,7 @@ def purge_expired_threads(
         job="purge-expired-threads",
         keys=THREAD_KEYS,
         batch=lambda after: _threads_batch(now=now, limit=batch_size, after=after),
-        time_budget=time_budget or _default_budget(),
+        time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -254,7 +254,7 @@ def purge_deletion_records(
         job="purge-deletion-records",
         keys=DELETION_KEYS,
         batch=lambda after: _deletions_batch(now=now, limit=batch_size, after=after),
-        time_budget=time_budget or _default_budget(),
+        time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -321,7 +321,7 @@ def purge_tombstones(
         job="purge-tombstones",
         keys=["tombstones"],
         batch=batch,
-        time_budget=time_budget or _default_budget(),
+        time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -354,7 +354,7 @@ def purge_attempts(
         job="purge-attempts",
         keys=["attempts", "counters"],
         batch=batch,
-        time_budget=time_budget or _default_budget(),
+        time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 

@@ -172,6 +172,6 @@ def audit_purge(
         job="purge-audit-events",
         keys=["audit_events"],
         batch=batch,
-        time_budget=time_budget or settings.SETTLE_PURGE_TIME_BUDGET,
+        time_budget=settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget,
         dry_run=dry_run,
     )
