@@ -175,7 +175,12 @@ def purge_expired_threads(
 
 
 def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
-    due = receipts.receipts_due(operation=POST_ENTRY, now=now, limit=limit, after=after)
+    # Not locked yet: the thread, not the receipt, is the unit two runs split. Locking
+    # receipts here could leave a question's receipt to one run and its reply's to the
+    # other, and both would have to skip the thread.
+    due = receipts.receipts_due(
+        operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False
+    )
     if not due:
         return Batch(counts=dict.fromkeys(THREAD_KEYS, 0), more=False, after=after)
     next_after = (due[-1].receipt_expires_at, due[-1].id)
@@ -185,11 +190,13 @@ def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
         .values_list("id", "parent_id")
     )
     # A receipt whose entry is already gone has nothing left to keep.
-    orphans = [row for row in due if row.result_id not in parents]
+    orphans = receipts.receipts_lock(
+        ids=[row.id for row in due if row.result_id not in parents]
+    )
     candidates = {parent or entry for entry, parent in parents.items()}
 
     # The question row stands for its thread: a run that cannot lock it leaves the
-    # thread to whoever holds it (another run, or a reply being posted to it).
+    # thread to the run that holds it.
     threads = set(
         Entry.objects.filter(id__in=candidates, type=Entry.Type.QUESTION)
         .select_for_update(skip_locked=True)
@@ -214,7 +221,8 @@ def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
         in_thread[thread_of[row.result_id]].append(row)
 
     # Purged only if every receipt of the thread has expired and is ours to remove; a
-    # receipt another transaction holds (a retry, another run) keeps it for next time.
+    # receipt another transaction holds (a retry counting its attempt, the deletion
+    # purge) keeps the thread for the next run.
     purgeable = {
         thread
         for thread in threads

@@ -168,10 +168,14 @@ def _claim(
 
 def _judge_existing(
     identity: Identity, digests: Mapping[str, str], now: datetime
-) -> tuple[Receipt, ReceiptError | None]:
-    receipt = Receipt.objects.get(
+) -> tuple[Receipt | None, ReceiptError | None]:
+    receipt = Receipt.objects.filter(
         scope=identity.scope, operation=identity.operation, request_id=identity.request_id
-    )
+    ).first()
+    if receipt is None:
+        # The purge removed it between our claim (which saw it) and this read; it wrote
+        # the tombstone in the same commit, so answer as the tombstone says.
+        return None, _tombstone_verdict(identity, now) or RequestExpired()
     Receipt.objects.filter(pk=receipt.pk).update(attempts=F("attempts") + 1, last_seen_at=now)
     receipt.attempts += 1
     receipt.last_seen_at = now
@@ -188,15 +192,22 @@ def _judge_existing(
 
 
 def _refuse_if_tombstoned(identity: Identity, now: datetime) -> None:
+    verdict = _tombstone_verdict(identity, now)
+    if verdict is not None:
+        raise verdict
+
+
+def _tombstone_verdict(identity: Identity, now: datetime) -> ReceiptError | None:
     reason = (
         Tombstone.objects.filter(key=identity.key, expires_at__gt=now)
         .values_list("reason", flat=True)
         .first()
     )
     if reason == Tombstone.Reason.DELETED:
-        raise RequestDeleted()
+        return RequestDeleted()
     if reason == Tombstone.Reason.EXPIRED:
-        raise RequestExpired()
+        return RequestExpired()
+    return None
 
 
 _OUTCOMES = {
@@ -322,8 +333,10 @@ def receipts_due(
     limit: int,
     after: tuple[datetime, int] | None = None,
     state: str | None = None,
+    lock: bool = True,
 ) -> list[ReceiptRow]:
-    """Receipts expired at `now`, oldest expiry first, locked (PG, skipping locked rows).
+    """Receipts expired at `now`, oldest expiry first; with `lock`, locked (PostgreSQL,
+    skipping rows another transaction holds).
 
     `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
     past receipts it had to leave (a thread not yet wholly expired) instead of rereading
@@ -337,7 +350,14 @@ def receipts_due(
         due = due.filter(
             Q(receipt_expires_at__gt=moment) | Q(receipt_expires_at=moment, id__gt=last_id)
         )
-    return _rows(due.order_by("receipt_expires_at", "id")[:limit], lock=True)
+    return _rows(due.order_by("receipt_expires_at", "id")[:limit], lock=lock)
+
+
+def receipts_lock(*, ids: Collection[int]) -> list[ReceiptRow]:
+    """Lock these receipts (PostgreSQL), leaving out any another transaction holds."""
+    if not ids:
+        return []
+    return _rows(Receipt.objects.filter(id__in=list(ids)).order_by("id"), lock=True)
 
 
 def receipts_for_results(

@@ -1,0 +1,118 @@
+"""The races retention exists for: a retry meeting the purge of its own receipt, and two
+purge runs started together. Real threads, real transactions."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+from board import services as board
+from board.exceptions import BoardError
+from board.models import Entry
+from maintenance.services import purge_expired_threads
+from receipts.exceptions import ReceiptError
+from receipts.models import Receipt, Tombstone
+from tests.conftest import question, reply
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("roomy_limits")]
+
+RETENTION = timedelta(days=30)
+
+
+def post(token, payload, now):
+    return board.entry_post(token=token, address="127.0.0.1", body=payload, route="api", now=now)
+
+
+def answer_of(token, payload, now) -> str:
+    try:
+        posted = post(token, payload, now)
+    except (ReceiptError, BoardError) as refusal:
+        return f"{refusal.status} {refusal.code}"
+    return "200" if posted.replayed else "201"
+
+
+class Pair:
+    """Two worker threads that start each task at the same instant (a barrier)."""
+
+    def __init__(self):
+        self.pool = ThreadPoolExecutor(2)
+        self.barrier = threading.Barrier(2)
+
+    def together(self, first, second):
+        def gated(work):
+            self.barrier.wait()
+            return work()
+
+        futures = [self.pool.submit(gated, first), self.pool.submit(gated, second)]
+        return [future.result() for future in futures]
+
+    def close(self):
+        # Each thread opened its own connection; close them so the test database can go.
+        self.together(connections.close_all, connections.close_all)
+        self.pool.shutdown()
+
+
+@pytest.mark.postgres
+def test_a_retry_racing_the_purge_of_its_receipt_answers_410_expired():
+    # given: 200 questions whose receipts expire one second apart
+    _, token = board.token_issue(name="racer")
+    start = timezone.now() - RETENTION - timedelta(days=1)
+    payloads = [question() for _ in range(200)]
+    for i, payload in enumerate(payloads):
+        post(token, payload, start + timedelta(seconds=i))
+    last_id = Entry.objects.order_by("-id").values_list("id", flat=True).first()
+
+    # when: each is retried at the very moment the purge removes it
+    pair = Pair()
+    answers, purged = [], 0
+    try:
+        for i, payload in enumerate(payloads):
+            moment = start + timedelta(seconds=i) + RETENTION + timedelta(milliseconds=500)
+            answer, result = pair.together(
+                lambda p=payload, m=moment: answer_of(token, p, m),
+                lambda m=moment: purge_expired_threads(now=m, batch_size=10),
+            )
+            answers.append(answer)
+            purged += result.counts["threads"]
+    finally:
+        pair.close()
+
+    # then: every retry was refused as expired, and nothing was saved twice
+    assert set(answers) == {"410 expired"}
+    assert not Entry.objects.filter(id__gt=last_id).exists()
+    assert Entry.objects.count() + purged == 200
+    # whatever the purge skipped (a retry held the receipt) goes on the next run
+    purge_expired_threads(now=timezone.now(), batch_size=500)
+    assert Entry.objects.count() == 0 and Receipt.objects.count() == 0
+    assert Tombstone.objects.count() == 200
+
+
+def test_two_purge_runs_started_together_split_the_work():
+    # given: 120 expired threads, 40 of them with a reply
+    _, token = board.token_issue(name="poster")
+    start = timezone.now() - RETENTION - timedelta(days=1)
+    for i in range(120):
+        question_id = post(token, question(), start).entry.pk
+        if i % 3 == 0:
+            post(token, reply(question_id), start)
+    receipts = Receipt.objects.count()
+    assert receipts == 160
+
+    # when
+    pair = Pair()
+    try:
+        first, second = pair.together(
+            lambda: purge_expired_threads(now=timezone.now(), batch_size=15),
+            lambda: purge_expired_threads(now=timezone.now(), batch_size=15),
+        )
+    finally:
+        pair.close()
+
+    # then: the counts add up, one tombstone per identity, nothing left over
+    totals = {key: first.counts[key] + second.counts[key] for key in first.counts}
+    assert totals == {"threads": 120, "entries": 160, "receipts": 160, "tombstones": 160}
+    assert Tombstone.objects.count() == 160
+    assert Entry.objects.count() == 0 and Receipt.objects.count() == 0
