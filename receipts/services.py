@@ -26,7 +26,7 @@ import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
 
 from django.db import DatabaseError, connection, transaction
@@ -472,7 +472,7 @@ def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: ti
         row.key: Tombstone(
             key=row.key,
             reason=_reason(row.state),
-            expires_at=row.receipt_expires_at + tombstone_retention,
+            expires_at=tombstone_expiry_day(row.receipt_expires_at + tombstone_retention),
         )
         for row in receipts
     }
@@ -484,6 +484,13 @@ def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: ti
     )
     delete_ids(Receipt, [row.id for row in receipts])
     return len(tombstones)
+
+
+def tombstone_expiry_day(moment: datetime) -> date:
+    """The day a tombstone expires: `moment` rounded up to a midnight (UTC)."""
+    moment = moment.astimezone(UTC)
+    day = moment.date()
+    return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
 
 
 def _reason(state: str) -> int:
@@ -505,7 +512,9 @@ def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta
             SELECT k.key,
                    CASE WHEN gone.state = %(deleted_state)s THEN %(deleted)s
                         ELSE %(expired)s END,
-                   gone.receipt_expires_at + %(retention)s
+                   -- rounded up to a midnight UTC (see Tombstone.expires_at)
+                   ((gone.receipt_expires_at + %(retention)s) AT TIME ZONE 'UTC'
+                       + interval '1 day' - interval '1 microsecond')::date
             FROM gone JOIN unnest(%(ids)s::bigint[], %(keys)s::uuid[]) AS k(id, key)
                 USING (id)
             ORDER BY k.key

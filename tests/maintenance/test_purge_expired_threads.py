@@ -48,9 +48,9 @@ def test_it_removes_an_expired_thread_with_its_receipts_and_leaves_tombstones(ag
             key=Identity(receipt.scope, receipt.operation, receipt.request_id).key
         )
         assert tombstone.reason == Tombstone.Reason.EXPIRED
-        assert tombstone.expires_at == (
-            receipt.receipt_expires_at + settings.SETTLE_TOMBSTONE_RETENTION
-        )
+        # the exact expiry, rounded up to the next midnight UTC
+        exact = receipt.receipt_expires_at + settings.SETTLE_TOMBSTONE_RETENTION
+        assert tombstone.expires_at == exact.date() + timedelta(days=1)
 
 
 def test_it_leaves_a_thread_that_has_not_expired(agent):
@@ -116,6 +116,22 @@ def test_get_operation_says_expired_until_the_tombstone_expires_then_404(agent):
     with time_machine.travel(later, tick=False):
         assert agent.get(path).status_code == 404
         assert agent.post(asked).status_code == 201
+
+
+def test_a_tombstone_answers_until_the_midnight_after_its_exact_expiry(agent):
+    asked, _, _ = post_thread(agent)
+    purge_at(timezone.now() + MONTH)
+    receipt_expiry = timezone.now() + settings.SETTLE_ENTRY_RETENTION
+    exact = receipt_expiry + settings.SETTLE_TOMBSTONE_RETENTION
+    day_after = (exact + timedelta(days=1)).replace(hour=0, minute=0, second=1)
+    path = f"/api/v1/operations/{asked['request_id']}"
+
+    with time_machine.travel(exact + timedelta(seconds=1), tick=False):
+        assert agent.get(path).json()["status"] == "expired"
+    with time_machine.travel(day_after, tick=False):
+        assert agent.get(path).status_code == 404
+    assert purge_tombstones(now=exact, batch_size=10).counts == {"tombstones": 0}
+    assert purge_tombstones(now=day_after, batch_size=10).counts == {"tombstones": 2}
 
 
 def test_it_keeps_a_thread_until_a_younger_reply_has_expired(agent):
