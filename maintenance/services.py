@@ -202,20 +202,21 @@ def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
     }
     thread_of = {thread: thread for thread in threads}
     thread_of.update(_entry_rows("id, parent_id", "parent_id", threads))
-    held = receipts.receipts_lock_for_results(operation=POST_ENTRY, result_ids=thread_of.keys())
-    in_thread: dict[int, list[receipts.ReceiptRow]] = defaultdict(list)
-    for row in receipts.receipts_for_results(
+    held, blocked = receipts.receipts_claim_for_results(
         operation=POST_ENTRY, result_ids=thread_of.keys(), now=now
-    ):
+    )
+    in_thread: dict[int, list[receipts.ReceiptRow]] = defaultdict(list)
+    for row in held:
         in_thread[thread_of[row.result_id]].append(row)
+    # A receipt another transaction holds (a retry counting its attempt, the deletion
+    # purge) keeps its thread for the next run.
+    blocked_threads = {thread_of[result] for result in blocked}
 
-    # Purged only if every receipt of the thread has expired and is ours to remove; a
-    # receipt another transaction holds (a retry counting its attempt, the deletion
-    # purge) keeps the thread for the next run.
+    # Purged only if every receipt of the thread has expired and is ours to remove.
     purgeable = {
         thread
-        for thread in threads
-        if all(row.id in held and row.expired for row in in_thread[thread])
+        for thread in threads - blocked_threads
+        if all(row.expired for row in in_thread[thread])
     }
     gone_receipts = [row for thread in purgeable for row in in_thread[thread]] + orphans
     gone_entries = [entry for entry, thread in thread_of.items() if thread in purgeable]

@@ -27,7 +27,6 @@ import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from functools import cached_property
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F
@@ -303,14 +302,16 @@ def _sqlstate(error: BaseException) -> str | None:
 # PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once.
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ReceiptRow:
-    """The columns a purge needs; never the digests."""
+    """The columns a purge needs; never the digests. (Slots, not frozen: a purge builds
+    thousands of these a second, and a frozen dataclass is several times slower to make.)"""
 
     id: int
     scope: str
     operation: str
-    request_id: uuid.UUID
+    # A UUID, or on PostgreSQL its canonical text, which is all the identity digest needs.
+    request_id: uuid.UUID | str
     state: str
     result_id: int | None
     # Whether the receipt had expired at the `now` the query was given (compared by the
@@ -323,7 +324,7 @@ class ReceiptRow:
     def key(self) -> uuid.UUID:
         return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
 
-    @cached_property
+    @property
     def receipt_expires_at(self) -> datetime:
         return _read_moment(self.expires_raw)
 
@@ -366,12 +367,12 @@ _RECEIPTS = Receipt._meta.db_table
 def _receipt_rows(
     where: str, params: list, *, now: datetime, tail: str = ""
 ) -> list[ReceiptRow]:
-    expiry = "receipt_expires_at"
+    request_id, expiry = "request_id", "receipt_expires_at"
     if connection.vendor == "postgresql":
-        expiry += "::text"
+        request_id, expiry = "request_id::text", "receipt_expires_at::text"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, scope, operation, request_id, state, result_id, {expiry}, "
+            f"SELECT id, scope, operation, {request_id}, state, result_id, {expiry}, "
             f"receipt_expires_at <= %s FROM {_RECEIPTS} WHERE {where}{tail}",
             [sql_moment(now), *params],
         )
@@ -381,7 +382,8 @@ def _receipt_rows(
             id=row[0],
             scope=row[1],
             operation=row[2],
-            request_id=row[3] if isinstance(row[3], uuid.UUID) else uuid.UUID(row[3]),
+            # SQLite keeps 32 hex digits; make them a UUID, whose text is canonical.
+            request_id=row[3] if "-" in row[3] else uuid.UUID(row[3]),
             state=row[4],
             result_id=row[5],
             expires_raw=row[6],
@@ -435,18 +437,30 @@ def receipts_for_results(
     )
 
 
-def receipts_lock_for_results(*, operation: str, result_ids: Collection[int]) -> set[int]:
-    """Lock the receipts of these results; the ids of those this transaction now holds
-    (on PostgreSQL a receipt another transaction holds is skipped, not waited for)."""
+def receipts_claim_for_results(
+    *, operation: str, result_ids: Collection[int], now: datetime
+) -> tuple[list[ReceiptRow], set[int]]:
+    """Lock the receipts of these results (`expired` as of `now`).
+
+    Returns the rows this transaction now holds, and the results with a receipt it could
+    not lock: on PostgreSQL a receipt another transaction holds (a retry counting its
+    attempt, another purge) is skipped, not waited for. Counting first keeps the usual
+    case, nothing skipped, to one extra cheap query.
+    """
     if not result_ids:
-        return set()
+        return [], set()
     condition, params = sql_in("result_id", result_ids)
+    where = f"operation = %s AND {condition}"
+    held = _receipt_rows(where, [operation, *params], now=now, tail=skip_locked())
+    if connection.vendor != "postgresql":
+        return held, set()
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {_RECEIPTS} WHERE operation = %s AND {condition}{skip_locked()}",
-            [operation, *params],
-        )
-        return {row[0] for row in cursor.fetchall()}
+        cursor.execute(f"SELECT count(*) FROM {_RECEIPTS} WHERE {where}", [operation, *params])
+        if cursor.fetchone()[0] == len(held):
+            return held, set()
+        cursor.execute(f"SELECT id, result_id FROM {_RECEIPTS} WHERE {where}", [operation, *params])
+        held_ids = {row.id for row in held}
+        return held, {result for id_, result in cursor.fetchall() if id_ not in held_ids}
 
 
 def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
