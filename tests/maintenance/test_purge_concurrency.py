@@ -116,3 +116,41 @@ def test_two_purge_runs_started_together_split_the_work():
     assert totals == {"threads": 120, "entries": 160, "receipts": 160, "tombstones": 160}
     assert Tombstone.objects.count() == 160
     assert Entry.objects.count() == 0 and Receipt.objects.count() == 0
+
+
+@pytest.mark.postgres
+def test_a_thread_whose_receipt_another_transaction_holds_is_left_for_the_next_run():
+    # given: an expired thread whose reply's receipt a retry is holding right now
+    from django.db import transaction
+
+    _, token = board.token_issue(name="holder")
+    start = timezone.now() - RETENTION - timedelta(days=1)
+    question_id = post(token, question(), start).entry.pk
+    reply_id = post(token, reply(question_id), start).entry.pk
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                Receipt.objects.select_for_update().get(result_id=reply_id)
+                holding.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+
+    # when: the purge meets the held receipt, it skips the thread without waiting
+    try:
+        skipped = purge_expired_threads(now=timezone.now(), batch_size=10)
+    finally:
+        release.set()
+        holder.join()
+    done = purge_expired_threads(now=timezone.now(), batch_size=10)
+
+    # then
+    assert skipped.counts["threads"] == 0
+    assert done.counts == {"threads": 1, "entries": 2, "receipts": 2, "tombstones": 2}
+    assert Entry.objects.count() == 0 and Tombstone.objects.count() == 2
