@@ -154,3 +154,62 @@ def test_a_thread_whose_receipt_another_transaction_holds_is_left_for_the_next_r
     assert skipped.counts["threads"] == 0
     assert done.counts == {"threads": 1, "entries": 2, "receipts": 2, "tombstones": 2}
     assert Entry.objects.count() == 0 and Tombstone.objects.count() == 2
+
+
+@pytest.mark.postgres
+def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
+    # given: a question whose receipt expires at `expiry`, and a reply accepted a second
+    # before that, paused inside its transaction after its entry was written
+    from unittest import mock
+
+    _, token = board.token_issue(name="replier")
+    start = timezone.now() - RETENTION - timedelta(days=1)
+    question_id = post(token, question(), start).entry.pk
+    expiry = start + RETENTION
+    written, release = threading.Event(), threading.Event()
+    original = board._entry_create
+
+    def paused_entry_create(*args, **kwargs):
+        entry = original(*args, **kwargs)
+        written.set()
+        release.wait(10)
+        return entry
+
+    answers = []
+
+    def reply_now():
+        try:
+            answers.append(answer_of(token, reply(question_id), expiry - timedelta(seconds=1)))
+        finally:
+            connections.close_all()
+
+    with mock.patch.object(board, "_entry_create", paused_entry_create):
+        replier = threading.Thread(target=reply_now)
+        replier.start()
+        assert written.wait(10)
+
+        # when: the purge runs a second after the question's expiry, the reply in flight
+        pool = ThreadPoolExecutor(1)
+        purge = pool.submit(
+            lambda: (
+                purge_expired_threads(now=expiry + timedelta(seconds=1), batch_size=10),
+                connections.close_all(),
+            )[0]
+        )
+        try:
+            result = purge.result(timeout=3)
+        except TimeoutError:
+            result = None  # the purge waited for the reply: also acceptable
+        release.set()
+        replier.join()
+        if result is None:
+            result = purge.result(timeout=10)
+        pool.shutdown()
+
+    # then: the reply is saved with its thread kept, or refused; never "503 unknown"
+    assert answers[0] in {"201", "422 parent_unavailable"}, answers
+    if answers[0] == "201":
+        assert result.counts["threads"] == 0
+        assert Entry.objects.filter(pk=question_id).exists()
+    else:
+        assert Entry.objects.count() == 0
