@@ -308,10 +308,10 @@ class ReceiptRow:
     thousands of these a second, and a frozen dataclass is several times slower to make.)"""
 
     id: int
-    scope: str
-    operation: str
-    # A UUID, or on PostgreSQL its canonical text, which is all the identity digest needs.
-    request_id: uuid.UUID | str
+    scope: str | None
+    operation: str | None
+    # None on PostgreSQL, where the identity stays in the database (see _receipt_rows).
+    request_id: uuid.UUID | None
     state: str
     result_id: int | None
     # Whether the receipt had expired at the `now` the query was given (compared by the
@@ -365,15 +365,19 @@ def _read_moment(value) -> datetime:
 
 _RECEIPTS = Receipt._meta.db_table
 def _receipt_rows(
-    where: str, params: list, *, now: datetime, tail: str = ""
+    where: str, params: list, *, now: datetime, tail: str = "", with_expiry: bool = True
 ) -> list[ReceiptRow]:
-    request_id, expiry = "request_id", "receipt_expires_at"
-    if connection.vendor == "postgresql":
-        request_id, expiry = "request_id::text", "receipt_expires_at::text"
+    postgres = connection.vendor == "postgresql"
+    # On PostgreSQL the tombstones are made in SQL from the receipt rows themselves
+    # (receipts_entomb), so the identity need not travel; the expiry only where asked.
+    identity = "NULL, NULL, NULL" if postgres else "scope, operation, request_id"
+    expiry = "receipt_expires_at"
+    if postgres:
+        expiry = "receipt_expires_at::text" if with_expiry else "NULL"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, scope, operation, {request_id}, state, result_id, {expiry}, "
-            f"receipt_expires_at <= %s FROM {_RECEIPTS} WHERE {where}{tail}",
+            f"SELECT id, {identity}, state, result_id, {expiry}, receipt_expires_at <= %s "
+            f"FROM {_RECEIPTS} WHERE {where}{tail}",
             [sql_moment(now), *params],
         )
         rows = cursor.fetchall()
@@ -382,8 +386,8 @@ def _receipt_rows(
             id=row[0],
             scope=row[1],
             operation=row[2],
-            # SQLite keeps 32 hex digits; make them a UUID, whose text is canonical.
-            request_id=row[3] if "-" in row[3] else uuid.UUID(row[3]),
+            # SQLite keeps 32 hex digits; a UUID's text is the canonical form.
+            request_id=uuid.UUID(row[3]) if row[3] else None,
             state=row[4],
             result_id=row[5],
             expires_raw=row[6],
@@ -451,7 +455,9 @@ def receipts_claim_for_results(
         return [], set()
     condition, params = sql_in("result_id", result_ids)
     where = f"operation = %s AND {condition}"
-    held = _receipt_rows(where, [operation, *params], now=now, tail=skip_locked())
+    held = _receipt_rows(
+        where, [operation, *params], now=now, tail=skip_locked(), with_expiry=False
+    )
     if connection.vendor != "postgresql":
         return held, set()
     with connection.cursor() as cursor:
@@ -468,7 +474,7 @@ def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
     if not ids:
         return []
     condition, params = sql_in("id", ids)
-    return _receipt_rows(condition, params, now=now, tail=skip_locked())
+    return _receipt_rows(condition, params, now=now, tail=skip_locked(), with_expiry=False)
 
 
 def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: timedelta) -> int:
@@ -512,32 +518,35 @@ def _reason(state: str) -> int:
 
 
 def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta) -> int:
-    # One statement: the receipts are deleted and their tombstones written from what the
-    # DELETE returns; only ids and identity digests travel from Python.
-    by_key = {row.key: row.id for row in receipts}
+    # One statement: the receipts are deleted and their tombstones made from what the
+    # DELETE returns, the key computed as receipts.fingerprint.identity_key does it (the
+    # first 16 bytes of sha256 of "scope NUL operation NUL request_id"). The tests check
+    # that the two agree.
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             WITH gone AS (
                 DELETE FROM {_RECEIPTS} WHERE id = ANY(%(ids)s::bigint[])
-                RETURNING id, state, receipt_expires_at
+                RETURNING scope, operation, request_id, state, receipt_expires_at
             )
             INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at)
-            SELECT k.key,
-                   CASE WHEN gone.state = %(deleted_state)s THEN %(deleted)s
-                        ELSE %(expired)s END,
-                   -- rounded up to a midnight UTC (see Tombstone.expires_at)
-                   ((gone.receipt_expires_at + %(retention)s) AT TIME ZONE 'UTC'
-                       + interval '1 day' - interval '1 microsecond')::date
-            FROM gone JOIN unnest(%(ids)s::bigint[], %(keys)s::uuid[]) AS k(id, key)
-                USING (id)
-            ORDER BY k.key
+            SELECT
+                encode(substring(sha256(
+                    convert_to(scope, 'UTF8') || '\\x00'::bytea
+                    || convert_to(operation, 'UTF8') || '\\x00'::bytea
+                    || convert_to(request_id::text, 'UTF8')
+                ) FROM 1 FOR 16), 'hex')::uuid,
+                CASE WHEN state = %(deleted_state)s THEN %(deleted)s ELSE %(expired)s END,
+                -- rounded up to a midnight UTC (see Tombstone.expires_at)
+                ((receipt_expires_at + %(retention)s) AT TIME ZONE 'UTC'
+                    + interval '1 day' - interval '1 microsecond')::date
+            FROM gone
+            ORDER BY 1
             ON CONFLICT (key) DO UPDATE
                 SET reason = EXCLUDED.reason, expires_at = EXCLUDED.expires_at
             """,
             {
-                "ids": _array_literal(by_key.values()),
-                "keys": _array_literal(by_key),
+                "ids": _array_literal(row.id for row in receipts),
                 "deleted_state": Receipt.State.DELETED.value,
                 "deleted": int(Tombstone.Reason.DELETED),
                 "expired": int(Tombstone.Reason.EXPIRED),
