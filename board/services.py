@@ -268,9 +268,7 @@ def _entry_create(request: EntryRequest, *, caller: Caller, route: str, now: dat
 
 
 def _require_open_question(parent_id: int, now: datetime) -> None:
-    is_open = Entry.objects.filter(
-        pk=parent_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
-    ).exists() and Receipt.objects.filter(
+    is_open = _question_public_locked(parent_id) and Receipt.objects.filter(
         operation=POST_ENTRY,
         result_id=parent_id,
         state=Receipt.State.SUCCEEDED,
@@ -278,6 +276,30 @@ def _require_open_question(parent_id: int, now: datetime) -> None:
     ).exists()
     if not is_open:
         raise ParentUnavailable()
+
+
+def _question_public_locked(question_id: int) -> bool:
+    """Whether the question is public, holding it against the retention purge until this
+    write commits.
+
+    The purge claims a thread by locking its question row (FOR UPDATE SKIP LOCKED). With
+    FOR KEY SHARE here (replies do not block each other), a purge that comes second
+    leaves the thread alone, and a purge that came first makes this wait and then find
+    the question gone (422). Without it, a reply accepted just before the question's
+    expiry could fail its foreign key at COMMIT, an `unknown` outcome. SQLite needs
+    nothing: its write transactions already exclude each other.
+    """
+    if connection.vendor != "postgresql":
+        return Entry.objects.filter(
+            pk=question_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
+        ).exists()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
+            f"AND visible AND deleted_at IS NULL FOR KEY SHARE",
+            [question_id, Entry.Type.QUESTION.value],
+        )
+        return cursor.fetchone() is not None
 
 
 def request_id_new() -> uuid.UUID:

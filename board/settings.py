@@ -1,9 +1,11 @@
 """Settle's settings: everything a deployment changes comes from the environment (SPEC 3)."""
 
 import ipaddress
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from board.environment import env_bool, env_duration, env_int, env_list, env_str
@@ -112,19 +114,58 @@ LOGIN_URL = "/console/login/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
 # --- Celery -------------------------------------------------------------------------------
+# Redis (or any broker URL) when CELERY_BROKER_URL says so; otherwise kombu's filesystem
+# transport, which needs no server: the web processes and the worker share message files
+# under var/ (one folder for messages, one for the exchange tables), so a task enqueued by
+# any process on this machine reaches the worker.
+BROKER_DIR = Path(env_str("SETTLE_BROKER_DIR") or VAR_DIR / "broker")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
-CELERY_BROKER_TRANSPORT_OPTIONS = (
-    {}
-    if env_str("CELERY_BROKER_URL")
-    else {
-        "data_folder_in": str(VAR_DIR / "broker"),
-        "data_folder_out": str(VAR_DIR / "broker"),
-        "processed_folder": str(VAR_DIR / "broker-processed"),
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for _folder in ("messages", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "messages"),
+        "data_folder_out": str(BROKER_DIR / "messages"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
-)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
+# A purge that dies half-way is simply run again: each batch commits on its own.
+CELERY_TASK_ACKS_LATE = False
+
+# What beat runs, and when (SPEC 8). SETTLE_TEST_BEAT_SECONDS, for tests only, runs every
+# job at that short interval instead.
+_TEST_BEAT_SECONDS = env_int("SETTLE_TEST_BEAT_SECONDS", 0)
+
+
+def _every(interval: timedelta | crontab) -> timedelta | crontab:
+    return timedelta(seconds=_TEST_BEAT_SECONDS) if _TEST_BEAT_SECONDS else interval
+
+
+CELERY_BEAT_SCHEDULE = {
+    "purge-expired-threads": {
+        "task": "maintenance.purge_expired_threads",
+        "schedule": _every(timedelta(minutes=10)),
+    },
+    "purge-deletion-records": {
+        "task": "maintenance.purge_deletion_records",
+        "schedule": _every(timedelta(hours=1)),
+    },
+    "purge-attempts": {
+        "task": "maintenance.purge_attempts",
+        "schedule": _every(timedelta(hours=1)),
+    },
+    "purge-tombstones": {
+        "task": "maintenance.purge_tombstones",
+        "schedule": _every(crontab(hour=3, minute=15)),
+    },
+    "purge-audit-events": {
+        "task": "moderation.purge_audit_events",
+        "schedule": _every(crontab(hour=3, minute=45)),
+    },
+}
 
 # --- Settle ---------------------------------------------------------------------------
 SETTLE_PUBLIC_URL = env_str("SETTLE_PUBLIC_URL").rstrip("/")
@@ -150,6 +191,14 @@ SETTLE_ENTRY_RETENTION = env_duration("SETTLE_ENTRY_RETENTION", "30d")
 SETTLE_DELETION_RETENTION = env_duration("SETTLE_DELETION_RETENTION", "30d")
 SETTLE_TOMBSTONE_RETENTION = env_duration("SETTLE_TOMBSTONE_RETENTION", "400d")
 SETTLE_ATTEMPT_RETENTION = env_duration("SETTLE_ATTEMPT_RETENTION", "7d")
+# Fixed by the contract, not configurable: audit events stay a year; the hourly counters
+# are only read for the current hour, so two hours is already generous.
+SETTLE_AUDIT_RETENTION = timedelta(days=365)
+SETTLE_COUNTER_RETENTION = timedelta(hours=2)
+# Rows per purge transaction, and how long one run may go on before leaving the rest to
+# the next run.
+SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
+SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
 
 # How long a request waits for another transaction's claim on the same identity (SPEC 5.1).

@@ -1,0 +1,36 @@
+"""What the maintenance jobs did, and the lock that keeps two SQLite runs apart."""
+
+from django.db import models
+
+
+class MaintenanceRun(models.Model):
+    """One run of one job: when, how long, what it removed, and how it failed if it did.
+
+    `error` holds the exception's class and SQLSTATE, never its text (SPEC 11.4).
+    """
+
+    job = models.CharField(max_length=64)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+    counts = models.JSONField(default=dict)
+    # False when the run stopped at its time budget with work left for the next run.
+    complete = models.BooleanField(default=True)
+    error = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["job", "-started_at"], name="run_job_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.job} at {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+
+class RunLock(models.Model):
+    """A lease on one job, taken by a run on SQLite (PostgreSQL uses SKIP LOCKED instead).
+
+    A lease rather than a flag, so a run that died holding it blocks nobody for long.
+    """
+
+    job = models.CharField(max_length=64, primary_key=True)
+    holder = models.UUIDField()
+    expires_at = models.DateTimeField()

@@ -1,13 +1,15 @@
 """Operator actions: each calls the owning app's service and writes one audit event in the
 same transaction, so an action and its record stand or fall together."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
+from maintenance.services import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 
 COMMAND_LINE = "command-line"
@@ -147,3 +149,29 @@ def entry_delete(*, actor: str, entry_id: int, reason: str) -> Entry:
             reason=reason,
         )
     return entry
+
+
+def audit_purge(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Remove audit events older than `SETTLE_AUDIT_RETENTION` (a year), in batches."""
+
+    def batch(after) -> Batch:
+        old = AuditEvent.objects.filter(
+            created_at__lt=now - settings.SETTLE_AUDIT_RETENTION
+        ).order_by("created_at")[:batch_size]
+        ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
+        removed = AuditEvent.objects.filter(id__in=ids).delete()[0] if ids else 0
+        return Batch(counts={"audit_events": removed}, more=len(ids) == batch_size)
+
+    return run_batches(
+        job="purge-audit-events",
+        keys=["audit_events"],
+        batch=batch,
+        time_budget=settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget,
+        dry_run=dry_run,
+    )

@@ -5,7 +5,7 @@ Its unique constraint is the lock that decides who owns a request. It keeps dige
 the request's fields, never the text, and the id of the effect it produced.
 
 A Tombstone is what is left of a receipt after retention: a 16-byte digest of the
-identity, why it went, and when the tombstone itself may go.
+identity, why it went, and the day the tombstone itself may go.
 
 An Attempt is one call that got past the request-shape checks, kept for a short while for
 rate accounting and for operators reading what happened.
@@ -61,7 +61,11 @@ class Tombstone(models.Model):
 
     key = models.UUIDField(primary_key=True)
     reason = models.SmallIntegerField(choices=Reason.choices)
-    expires_at = models.DateTimeField()
+    # A day, not an instant: the exact expiry rounded *up* to the next midnight UTC, so a
+    # tombstone never goes early. A date takes 4 bytes where a timestamp takes 8 (with
+    # alignment padding, 8 bytes a row), which keeps a tombstone under 100 bytes on disk
+    # with its index. Compared with `now` it means "until the start of that day".
+    expires_at = models.DateField()
 
     def __str__(self) -> str:
         return f"{self.key} ({self.get_reason_display()})"

@@ -1,0 +1,129 @@
+"""What the console's retention page shows. Nothing here writes."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from celery.schedules import crontab, maybe_schedule
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+from maintenance.models import MaintenanceRun
+from maintenance.services import purge_jobs
+from receipts.models import Tombstone
+
+# What each job keeps and for how long, in the words of SPEC 8; `setting` names the
+# environment variable (or fixed setting) that sets it.
+POLICIES = {
+    "purge-expired-threads": (
+        "A thread (question and replies) is removed once every receipt in it has expired; "
+        "one tombstone per receipt stays.",
+        "SETTLE_ENTRY_RETENTION",
+    ),
+    "purge-deletion-records": (
+        "A deleted entry's receipt becomes a tombstone (reason deleted) after its "
+        "deletion retention.",
+        "SETTLE_DELETION_RETENTION",
+    ),
+    "purge-tombstones": (
+        "Tombstones go after their own retention, counted from the receipt's expiry; an "
+        "old request_id is then unknown.",
+        "SETTLE_TOMBSTONE_RETENTION",
+    ),
+    "purge-attempts": (
+        "The per-attempt log goes after its retention; hourly rate-limit counters after "
+        "two hours.",
+        "SETTLE_ATTEMPT_RETENTION",
+    ),
+    "purge-audit-events": ("Audit events go after a year.", "SETTLE_AUDIT_RETENTION"),
+}
+
+
+@dataclass(frozen=True)
+class JobOverview:
+    job: str
+    task: str
+    policy: str
+    setting: str
+    retention: timedelta
+    schedule: str
+    last_run: MaintenanceRun | None
+    next_run_at: datetime
+
+
+@dataclass(frozen=True)
+class RetentionOverview:
+    jobs: list[JobOverview]
+    tombstone_count: int
+    tombstone_bytes: int | None
+    # How `tombstone_bytes` was found: "pg_total_relation_size", "dbstat", or
+    # "estimate" (SQLite without dbstat: rows times a typical row size).
+    tombstone_bytes_source: str
+
+
+def retention_overview(now: datetime) -> RetentionOverview:
+    jobs = []
+    for job, task in purge_jobs().items():
+        policy, setting = POLICIES.get(job, ("", ""))
+        last = MaintenanceRun.objects.filter(job=job).order_by("-started_at").first()
+        schedule = maybe_schedule(settings.CELERY_BEAT_SCHEDULE[job]["schedule"])
+        jobs.append(
+            JobOverview(
+                job=job,
+                task=task,
+                policy=policy,
+                setting=setting,
+                retention=getattr(settings, setting, timedelta(0)),
+                schedule=_describe(settings.CELERY_BEAT_SCHEDULE[job]["schedule"]),
+                last_run=last,
+                next_run_at=_next_run(schedule, last.started_at if last else None, now),
+            )
+        )
+    count = Tombstone.objects.count()
+    size, source = tombstone_disk_size(count)
+    return RetentionOverview(
+        jobs=jobs, tombstone_count=count, tombstone_bytes=size, tombstone_bytes_source=source
+    )
+
+
+def _next_run(schedule, last_started: datetime | None, now: datetime) -> datetime:
+    """When beat will next send the job, estimated from its last recorded run.
+
+    Beat keeps its own schedule file; this reads the same schedule against the last
+    run we recorded, which agrees with beat while beat is running.
+    """
+    if isinstance(schedule, crontab):
+        return now + schedule.remaining_estimate(now)
+    if last_started is None:
+        return now
+    return max(now, last_started + schedule.run_every)
+
+
+def _describe(interval) -> str:
+    if isinstance(interval, crontab):
+        return f"daily at {sorted(interval.hour)[0]:02d}:{sorted(interval.minute)[0]:02d} UTC"
+    return f"every {interval}"
+
+
+# A tombstone row on SQLite: a 32-character key, a small integer, a timestamp, and the
+# key again in the primary-key index, with page overhead; measured near 110 bytes.
+SQLITE_TOMBSTONE_ESTIMATE = 110
+
+
+def tombstone_disk_size(count: int) -> tuple[int | None, str]:
+    """Bytes the tombstone table and its indexes take on disk."""
+    table = Tombstone._meta.db_table
+    try:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT pg_total_relation_size(%s::regclass)", [table])
+                return cursor.fetchone()[0], "pg_total_relation_size"
+            if connection.vendor == "sqlite":
+                cursor.execute(
+                    "SELECT SUM(pgsize) FROM dbstat WHERE name = %s OR name IN "
+                    "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %s)",
+                    [table, table],
+                )
+                return cursor.fetchone()[0] or 0, "dbstat"
+    except DatabaseError:
+        pass  # SQLite built without dbstat
+    return count * SQLITE_TOMBSTONE_ESTIMATE, "estimate"

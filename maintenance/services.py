@@ -1,0 +1,428 @@
+"""Retention: purges that remove what is past its time and leave compact tombstones.
+
+Design note
+-----------
+A receipt promises that a retry replays, for `SETTLE_ENTRY_RETENTION`. After that the
+write path already answers `410 expired` from `receipt_expires_at` alone; the purge only
+takes the rows away, and must never turn an expired id back into a fresh one. So:
+
+* **A thread goes as one unit.** A question and its replies are removed together once
+  every receipt in the thread has expired (a deleted entry's receipt counts from its
+  deletion). A reply younger than its question keeps the whole thread.
+* **Tombstones in the same transaction.** Entries and receipts are deleted and one
+  tombstone per receipt is written (16-byte identity digest, reason, expiry) in one
+  transaction. A retry claims its identity and checks tombstones inside its own
+  transaction (receipts.services), so whichever commits first, the retry sees the
+  receipt or the tombstone, and answers `410`, never a second `201`.
+* **Serialize on the identity.** On PostgreSQL the purge locks the receipts it removes
+  (`FOR UPDATE SKIP LOCKED`) and the question row that stands for the thread; a retry
+  touching a receipt locks that row too, so one waits for the other, or the purge skips
+  the thread this time. On SQLite every write transaction is `BEGIN IMMEDIATE`, which
+  serializes the purge and the claim outright.
+* **Bounded and resumable.** Work goes in batches of `batch_size` rows, one short
+  transaction each; a run walks forward (keyset on expiry, id) and stops when a batch
+  comes back short or the time budget is spent; the next run resumes where the rows
+  still are. Nothing is remembered between runs except the data itself.
+* **Two runs at once.** On PostgreSQL, SKIP LOCKED splits the rows between them, so
+  their counts add up and neither waits on the other. On SQLite a run lease
+  (`RunLock`) lets one run work while the other returns at once with nothing done.
+
+Receipt-level steps (find, lock, entomb) live in `receipts.services`, which knows
+nothing of threads; the thread rules live here. Each job is also a Celery task
+(`maintenance.tasks`), which records a `MaintenanceRun`; the functions here are called
+directly by tests, the `purge` command and the tasks alike.
+"""
+
+import logging
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from board.models import Entry, HourlyCounter
+from maintenance.models import MaintenanceRun, RunLock
+from receipts import services as receipts
+from receipts.models import Receipt
+
+log = logging.getLogger(__name__)
+
+POST_ENTRY = "post_entry:v1"
+
+
+@dataclass
+class PurgeResult:
+    """What one run removed (or, in a dry run, would remove)."""
+
+    counts: dict[str, int]
+    # False when the run stopped at its time budget with work left for the next run.
+    complete: bool = True
+    # True when another run held the job's lock (SQLite) and this one did nothing.
+    skipped: bool = False
+    batches: int = 0
+
+
+@dataclass
+class Batch:
+    counts: dict[str, int]
+    more: bool
+    after: object = None
+
+
+def _budget(time_budget: timedelta | None) -> timedelta:
+    return settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget
+
+
+# --- The batch loop ---------------------------------------------------------------------
+
+
+def run_batches(
+    *,
+    job: str,
+    keys: list[str],
+    batch: Callable[[object], Batch],
+    time_budget: timedelta,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Call `batch(after)` in one transaction each until it says no more or time is up."""
+    result = PurgeResult(counts=dict.fromkeys(keys, 0))
+    deadline = time.monotonic() + time_budget.total_seconds()
+    with _run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
+        if not held:
+            log.info("%s: another run holds the lock; nothing done", job)
+            result.skipped = True
+            return result
+        with _rolled_back(dry_run):
+            after = None
+            while True:
+                with transaction.atomic():
+                    done = batch(after)
+                result.batches += 1
+                for key, value in done.counts.items():
+                    result.counts[key] += value
+                log.debug("%s: batch %d removed %s", job, result.batches, done.counts)
+                after = done.after
+                if not done.more:
+                    break
+                if time.monotonic() >= deadline:
+                    result.complete = False
+                    break
+    return result
+
+
+@contextmanager
+def _rolled_back(dry_run: bool) -> Iterator[None]:
+    """A dry run does the real work inside one transaction and rolls it back, so what it
+    reports is exactly what a run would remove (it holds its locks meanwhile)."""
+    if not dry_run:
+        yield
+        return
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+@contextmanager
+def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
+    if connection.vendor != "sqlite":
+        yield True  # PostgreSQL: SKIP LOCKED splits the rows between concurrent runs.
+        return
+    holder = uuid.uuid4()
+    moment = timezone.now()  # wall clock, not the purge's `now`: a lease is real time
+    # Read-then-write is safe here: on SQLite this transaction is BEGIN IMMEDIATE, so no
+    # other run can take the lease between the read and the write.
+    with transaction.atomic():
+        current = RunLock.objects.filter(job=job).first()
+        held = current is None or current.expires_at <= moment
+        if held:
+            RunLock.objects.update_or_create(
+                job=job, defaults={"holder": holder, "expires_at": moment + lease}
+            )
+    try:
+        yield held
+    finally:
+        if held:
+            RunLock.objects.filter(job=job, holder=holder).delete()
+
+
+# --- Expired threads --------------------------------------------------------------------
+
+THREAD_KEYS = ["threads", "entries", "receipts", "tombstones"]
+
+
+def purge_expired_threads(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Remove every thread whose receipts have all expired at `now`, leaving tombstones."""
+    return run_batches(
+        job="purge-expired-threads",
+        keys=THREAD_KEYS,
+        batch=lambda after: _threads_batch(now=now, limit=batch_size, after=after),
+        time_budget=_budget(time_budget),
+        dry_run=dry_run,
+    )
+
+
+def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
+    # Not locked yet: the thread, not the receipt, is the unit two runs split. Locking
+    # receipts here could leave a question's receipt to one run and its reply's to the
+    # other, and both would have to skip the thread.
+    due = receipts.receipts_due(
+        operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False
+    )
+    if not due:
+        return Batch(counts=dict.fromkeys(THREAD_KEYS, 0), more=False, after=after)
+    next_after = (due[-1].receipt_expires_at, due[-1].id)
+
+    parents = dict(_entry_rows("id, parent_id", "id", [row.result_id for row in due]))
+    # A receipt whose entry is already gone has nothing left to keep.
+    orphans = receipts.receipts_lock(
+        ids=[row.id for row in due if row.result_id not in parents], now=now
+    )
+    candidates = {parent or entry for entry, parent in parents.items()}
+
+    # The question row stands for its thread: a run that cannot lock it leaves the
+    # thread to the run that holds it.
+    threads = {
+        thread
+        for (thread,) in _entry_rows(
+            "id", "id", candidates, extra="type = 'question'", tail=receipts.skip_locked()
+        )
+    }
+    thread_of = {thread: thread for thread in threads}
+    thread_of.update(_entry_rows("id, parent_id", "parent_id", threads))
+    held, blocked = receipts.receipts_claim_for_results(
+        operation=POST_ENTRY, result_ids=thread_of.keys(), now=now
+    )
+    in_thread: dict[int, list[receipts.ReceiptRow]] = defaultdict(list)
+    for row in held:
+        in_thread[thread_of[row.result_id]].append(row)
+    # A receipt another transaction holds (a retry counting its attempt, the deletion
+    # purge) keeps its thread for the next run.
+    blocked_threads = {thread_of[result] for result in blocked}
+
+    # Purged only if every receipt of the thread has expired and is ours to remove.
+    purgeable = {
+        thread
+        for thread in threads - blocked_threads
+        if all(row.expired for row in in_thread[thread])
+    }
+    gone_receipts = [row for thread in purgeable for row in in_thread[thread]] + orphans
+    gone_entries = [entry for entry, thread in thread_of.items() if thread in purgeable]
+
+    tombstones = receipts.receipts_entomb(
+        receipts=gone_receipts, tombstone_retention=settings.SETTLE_TOMBSTONE_RETENTION
+    )
+    entries = receipts.delete_ids(Entry, gone_entries)
+    counts = {
+        "threads": len(purgeable),
+        "entries": entries,
+        "receipts": len(gone_receipts),
+        "tombstones": tombstones,
+    }
+    return Batch(counts=counts, more=len(due) == limit, after=next_after)
+
+
+def _entry_rows(
+    columns: str, column: str, values, *, extra: str = "", tail: str = ""
+) -> list[tuple]:
+    """`SELECT columns FROM board_entry WHERE column IN values` in plain SQL (see
+    receipts.services on why the purge avoids the ORM for its batches)."""
+    values = [value for value in values if value is not None]
+    if not values:
+        return []
+    condition, params = receipts.sql_in(column, values)
+    if extra:
+        condition += f" AND {extra}"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {columns} FROM {Entry._meta.db_table} WHERE {condition}{tail}", params
+        )
+        return cursor.fetchall()
+
+
+# --- Deletion records -------------------------------------------------------------------
+
+DELETION_KEYS = ["receipts", "entries", "tombstones"]
+
+
+def purge_deletion_records(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Turn deleted entries' receipts past `SETTLE_DELETION_RETENTION` into tombstones
+    with reason `deleted`, and drop the textless entry rows nothing depends on."""
+    return run_batches(
+        job="purge-deletion-records",
+        keys=DELETION_KEYS,
+        batch=lambda after: _deletions_batch(now=now, limit=batch_size, after=after),
+        time_budget=_budget(time_budget),
+        dry_run=dry_run,
+    )
+
+
+def _deletions_batch(*, now: datetime, limit: int, after) -> Batch:
+    due = receipts.receipts_due(
+        operation=POST_ENTRY, now=now, limit=limit, after=after, state=Receipt.State.DELETED
+    )
+    if not due:
+        return Batch(counts=dict.fromkeys(DELETION_KEYS, 0), more=False, after=after)
+    rows = Entry.objects.filter(id__in=[row.result_id for row in due if row.result_id])
+    replies, questions, parents = [], set(), set()
+    for entry, kind, parent in rows.values_list("id", "type", "parent_id"):
+        if kind == Entry.Type.REPLY:
+            replies.append(entry)
+            parents.add(parent)
+        else:
+            questions.add(entry)
+
+    tombstones = receipts.receipts_entomb(
+        receipts=due, tombstone_retention=settings.SETTLE_TOMBSTONE_RETENTION
+    )
+    removed = receipts.delete_ids(Entry, replies)
+    # A deleted question's row goes too unless replies still hang on it (then the thread
+    # purge takes it with them); so does a deleted question whose last reply just went.
+    candidates = questions | parents
+    still_receipted = {
+        row.result_id
+        for row in receipts.receipts_for_results(
+            operation=POST_ENTRY, result_ids=candidates, now=now
+        )
+    }
+    empty = (
+        Entry.objects.filter(id__in=candidates - still_receipted, deleted_at__isnull=False)
+        .exclude(Exists(Entry.objects.filter(parent_id=OuterRef("pk"))))
+        .values_list("id", flat=True)
+    )
+    removed += receipts.delete_ids(Entry, list(empty))
+    counts = {"receipts": len(due), "entries": removed, "tombstones": tombstones}
+    return Batch(
+        counts=counts,
+        more=len(due) == limit,
+        after=(due[-1].receipt_expires_at, due[-1].id),
+    )
+
+
+# --- Tombstones, attempts and counters --------------------------------------------------
+
+
+def purge_tombstones(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Remove tombstones past their expiry; after that an old id is simply unknown."""
+
+    def batch(after) -> Batch:
+        removed = receipts.tombstones_purge(now=now, limit=batch_size)
+        return Batch(counts={"tombstones": removed}, more=removed == batch_size)
+
+    return run_batches(
+        job="purge-tombstones",
+        keys=["tombstones"],
+        batch=batch,
+        time_budget=_budget(time_budget),
+        dry_run=dry_run,
+    )
+
+
+def purge_attempts(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Remove attempts past `SETTLE_ATTEMPT_RETENTION` and hourly rate-limit counters
+    older than `SETTLE_COUNTER_RETENTION` (only the current hour's count is ever read)."""
+
+    def batch(after) -> Batch:
+        attempts = receipts.attempts_purge(
+            before=now - settings.SETTLE_ATTEMPT_RETENTION, limit=batch_size
+        )
+        old = HourlyCounter.objects.filter(
+            hour__lt=now - settings.SETTLE_COUNTER_RETENTION
+        ).order_by("hour")[:batch_size]
+        counter_ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
+        counters = receipts.delete_ids(HourlyCounter, counter_ids)
+        return Batch(
+            counts={"attempts": attempts, "counters": counters},
+            more=attempts == batch_size or counters == batch_size,
+        )
+
+    return run_batches(
+        job="purge-attempts",
+        keys=["attempts", "counters"],
+        batch=batch,
+        time_budget=_budget(time_budget),
+        dry_run=dry_run,
+    )
+
+
+# --- Runs: what the tasks record ----------------------------------------------------------
+
+
+def job_run(*, job: str, purge: Callable[..., PurgeResult], dry_run: bool = False) -> dict:
+    """Run one purge now with the configured batch size and budget; record the run.
+
+    A dry run records nothing. A failure is recorded with the error's class and SQLSTATE
+    (never its text, which may quote data) and not raised: the next run retries.
+    """
+    started = timezone.now()
+    clock = time.monotonic()
+    run = MaintenanceRun(job=job, started_at=started)
+    try:
+        result = purge(
+            now=started,
+            batch_size=settings.SETTLE_PURGE_BATCH_SIZE,
+            time_budget=settings.SETTLE_PURGE_TIME_BUDGET,
+            dry_run=dry_run,
+        )
+        run.counts = result.counts
+        run.complete = result.complete
+    except DatabaseError as error:
+        cause = error.__cause__ or error
+        sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "sqlite_errorname", None)
+        run.error = f"{type(error).__name__} (sqlstate {sqlstate})"[:200]
+        run.complete = False
+        log.warning("%s failed: %s", job, run.error)
+    run.finished_at = timezone.now()
+    run.duration_seconds = round(time.monotonic() - clock, 3)
+    if not dry_run:
+        run.save()
+        log.info("%s: removed %s in %.3fs", job, run.counts, run.duration_seconds)
+    return {"job": job, "counts": run.counts, "complete": run.complete, "error": run.error}
+
+
+def purge_jobs() -> dict[str, str]:
+    """Every purge in the beat schedule: job name to task name."""
+    return {
+        name: entry["task"]
+        for name, entry in settings.CELERY_BEAT_SCHEDULE.items()
+        if name.startswith("purge-")
+    }
+
+
+def purge_enqueue_all() -> list[str]:
+    """Queue every purge for the worker now (the console's `Run purge now`)."""
+    from board.celery import app
+
+    for task in purge_jobs().values():
+        app.send_task(task)
+    return list(purge_jobs())

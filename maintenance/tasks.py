@@ -1,0 +1,33 @@
+"""Celery tasks: thin doors onto maintenance.services. Beat runs them (board/settings.py,
+CELERY_BEAT_SCHEDULE); `manage.py purge` and the console's `Run purge now` reach them too.
+"""
+
+from celery import shared_task
+
+from maintenance import services
+
+
+@shared_task(name="maintenance.purge_expired_threads")
+def purge_expired_threads(dry_run: bool = False) -> dict:
+    return services.job_run(
+        job="purge-expired-threads", purge=services.purge_expired_threads, dry_run=dry_run
+    )
+
+
+@shared_task(name="maintenance.purge_deletion_records")
+def purge_deletion_records(dry_run: bool = False) -> dict:
+    return services.job_run(
+        job="purge-deletion-records", purge=services.purge_deletion_records, dry_run=dry_run
+    )
+
+
+@shared_task(name="maintenance.purge_tombstones")
+def purge_tombstones(dry_run: bool = False) -> dict:
+    return services.job_run(
+        job="purge-tombstones", purge=services.purge_tombstones, dry_run=dry_run
+    )
+
+
+@shared_task(name="maintenance.purge_attempts")
+def purge_attempts(dry_run: bool = False) -> dict:
+    return services.job_run(job="purge-attempts", purge=services.purge_attempts, dry_run=dry_run)
