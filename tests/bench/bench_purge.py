@@ -9,7 +9,7 @@ Seeds 200,000 expired single-entry threads (question plus receipt), then runs
   them (target: at most 100).
 
 Run: `DATABASE_URL=postgres://postgres@127.0.0.1:5432/settle_bench make bench`
-(or `python -m pytest tests/bench/purge_bench.py -s` with the same variable).
+(or `python -m pytest tests/bench/bench_purge.py -s` with the same variable).
 """
 
 import threading
