@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
+from maintenance import services as maintenance
 from maintenance.services import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 
@@ -175,3 +176,20 @@ def audit_purge(
         time_budget=settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget,
         dry_run=dry_run,
     )
+
+
+def retention_run_now(*, actor: str, reason: str = "") -> list[str]:
+    """Queue every purge for the worker now (the console's `Run purge now`).
+
+    Queued first and audited after, outside any transaction: the broker is a network
+    call, and an action the broker refused is not one to record as done.
+    """
+    jobs = maintenance.purge_enqueue_all()
+    audit_record(
+        actor=actor,
+        action="purge_run_now",
+        target_type="maintenance",
+        reason=reason,
+        details={"jobs": jobs},
+    )
+    return jobs

@@ -21,5 +21,7 @@ urlpatterns = [
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/issue", views.token_issue, name="token-issue"),
     path("tokens/revoke", views.token_revoke, name="token-revoke"),
+    path("retention/", views.retention, name="retention"),
+    path("retention/run", views.retention_run, name="retention-run"),
     path("audit/", views.audit, name="audit"),
 ]

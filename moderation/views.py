@@ -19,9 +19,11 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from kombu.exceptions import KombuError
 
 from board import services as board
 from board.models import Entry
+from maintenance import selectors as maintenance
 from moderation import charts, selectors, services
 from moderation.access import access_for
 from moderation.forms import (
@@ -29,6 +31,7 @@ from moderation.forms import (
     EntryFilterForm,
     LimitsForm,
     LookupForm,
+    OptionalReasonForm,
     ReasonForm,
     TokenIssueForm,
     TokenRevokeForm,
@@ -392,3 +395,27 @@ def audit(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     return _page(request, "moderation/audit.html", {"form": form, "page": page})
 
+
+
+# --- Retention ---------------------------------------------------------------------------
+
+
+@require_GET
+@console()
+def retention(request: HttpRequest) -> HttpResponse:
+    overview = maintenance.retention_overview(timezone.now())
+    return _page(request, "moderation/retention.html", {"overview": overview})
+
+
+@require_POST
+@console("administer")
+def retention_run(request: HttpRequest) -> HttpResponse:
+    form = OptionalReasonForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        jobs = services.retention_run_now(actor=_operator(request), reason=reason)
+    except KombuError as error:  # the broker refused or is unreachable: nothing was queued
+        messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
+    else:
+        messages.success(request, f"Queued {len(jobs)} purge jobs; the worker runs them next.")
+    return redirect("console:retention")

@@ -14,7 +14,7 @@ from tests.moderation.conftest import logged_in
 pytestmark = pytest.mark.django_db
 
 PAGES = ["/console/", "/console/posting/", "/console/entries/", "/console/operations/",
-         "/console/tokens/", "/console/audit/"]
+         "/console/tokens/", "/console/retention/", "/console/audit/"]
 
 
 @pytest.fixture
@@ -32,6 +32,7 @@ def changes(entry_id: int) -> list[tuple[str, dict]]:
         (f"/console/entries/{entry_id}/hide", {"reason": "spam"}),
         (f"/console/entries/{entry_id}/unhide", {"reason": "fine"}),
         (f"/console/entries/{entry_id}/delete", {"reason": "spam"}),
+        ("/console/retention/run", {"reason": "now"}),
     ]
 
 

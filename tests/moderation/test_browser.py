@@ -59,6 +59,7 @@ def test_it_reads_at_phone_width(browser_page, api, operator, agent, roomy_limit
         f"/console/entries/{entry_id}/delete",
         f"/console/operations/?request_id={payload['request_id']}",
         "/console/tokens/",
+        "/console/retention/",
         "/console/audit/",
     ]:
         browser_page.goto(path)
