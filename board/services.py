@@ -221,7 +221,7 @@ def entry_post(
     created: list[Entry] = []
 
     def perform() -> int:
-        entry = _entry_create(request, caller=caller, route=route, now=now)
+        entry = _entry_create(request, caller=caller, policy=policy, route=route, now=now)
         created.append(entry)
         return entry.pk
 
@@ -242,9 +242,12 @@ def entry_post(
     return PostedEntry(entry=entry, receipt=settled.receipt, replayed=settled.replayed)
 
 
-def _entry_create(request: EntryRequest, *, caller: Caller, route: str, now: datetime) -> Entry:
+def _entry_create(
+    request: EntryRequest, *, caller: Caller, policy: PostingPolicy, route: str, now: datetime
+) -> Entry:
     """Steps 4 to 7, inside the claim's transaction."""
-    policy = PostingPolicy.objects.filter(pk=1).first() or PostingPolicy(pk=1)
+    # `policy` was read as the call arrived: a pause that lands while this transaction
+    # runs did not exist when the agent asked, so the call is judged without it.
     if policy.paused:
         raise PostingPaused(reason=policy.pause_reason)
     if counter_take(source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=now) is None:
