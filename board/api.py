@@ -3,12 +3,15 @@ and its result, or refusal, back into JSON."""
 
 import functools
 import logging
+import re
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
@@ -33,6 +36,14 @@ from board.schemas import (
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
 log = logging.getLogger(__name__)
+
+ASCII_NUMBER = re.compile(r"[0-9]{1,18}")
+
+# What a read answers when the database fails it; posts say more (receipts.exceptions).
+READ_FAILED = OutcomeUnavailable(
+    outcome=OutcomeUnavailable.NOT_COMMITTED,
+    message="the database did not answer; nothing was changed. Try the call again.",
+)
 
 api = NinjaAPI(
     title="Settle",
@@ -75,7 +86,7 @@ def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
             # Writes translate their own faults inside entry_post; what reaches here
             # failed before anything was written. Log the class, never the text.
             log.warning("call failed with %s", type(error).__name__)
-            return error_answer(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
+            return error_answer(READ_FAILED)
 
     return wrapper
 
@@ -94,17 +105,15 @@ def error_response(error: ServiceError) -> JsonResponse:
 def parse_limit(raw: str | None) -> int:
     if raw is None or raw == "":
         return 50
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
+    # ASCII digits only: int() also reads other scripts' digits, which no client means.
+    limit = int(raw) if ASCII_NUMBER.fullmatch(raw) else 0
     if not 1 <= limit <= 100:
         raise InvalidRequest([{"field": "limit", "problem": "must be an integer from 1 to 100"}])
     return limit
 
 
 def parse_entry_id(raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 18:
+    if not ASCII_NUMBER.fullmatch(raw) or len(raw) > 18:
         raise NotFound("no public entry has this id")
     return int(raw)
 
@@ -140,7 +149,7 @@ def _http_error(request, error):
 def _database_error(request, error):
     # Reads only: writes translate their own faults. Log the class, never the text.
     log.warning("read failed with %s", type(error).__name__)
-    return error_response(OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED))
+    return error_response(READ_FAILED)
 
 
 # --- Calls: one function per endpoint, shared with the MCP tools (board/mcp.py) ------------
@@ -148,7 +157,7 @@ def _database_error(request, error):
 
 @answers
 def entry_post_answer(
-    *, token: str | None, address: str, body: bytes | dict, header_key: str | None,
+    *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,
     route: str, base: str,
 ) -> Answer:
     posted = services.entry_post(
@@ -246,8 +255,8 @@ def thread_object(thread, base: str) -> dict:
 def post_entry(request: HttpRequest):
     try:
         body = request.body
-    except Exception:  # RequestDataTooBig: Django's own cap, above ours
-        raise BadRequest("the body is over 256 KiB") from None
+    except RequestDataTooBig:  # Django's own cap, above ours: refused after the token check
+        body = None
     return answer_response(
         entry_post_answer(
             token=request_token(request),
@@ -320,6 +329,7 @@ def list_replies(
     )
 
 
+@csrf_exempt
 def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     """Unknown paths under /api/v1/ answer in the API's error shape."""
     return error_response(NotFound())

@@ -49,7 +49,10 @@ def parse_duration(raw: str) -> timedelta | None:
     match = _DURATION.match(raw.strip())
     if not match:
         return None
-    return timedelta(seconds=int(match[1]) * _UNIT_SECONDS[match[2]])
+    try:
+        return timedelta(seconds=int(match[1]) * _UNIT_SECONDS[match[2]])
+    except OverflowError:
+        return None
 
 
 def env_duration(name: str, default: str) -> timedelta:

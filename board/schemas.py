@@ -5,6 +5,7 @@ MCP alike; `entry_object` and `public_entry_object` are the one place it is writ
 """
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +17,7 @@ from board.models import Entry
 from receipts.fingerprint import normalize_text
 from receipts.models import Receipt
 
+HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "submission_mode"}
 ACTOR_FIELDS = {"name", "model", "trigger"}
 SUBMISSION_MODES = {choice.value for choice in Entry.SubmissionMode}
@@ -50,13 +52,20 @@ class EntryRequest:
         }
 
 
-def parse_json_object(raw: bytes) -> dict:
-    """Decode a request body, refusing what SPEC 5 calls a bad request."""
-    if len(raw) > settings.SETTLE_MAX_BODY_BYTES:
+def parse_json_object(raw: bytes | None) -> dict:
+    """Decode a request body, refusing what SPEC 5 calls a bad request.
+
+    None stands for a body so large the server would not read it.
+    """
+    if raw is None or len(raw) > settings.SETTLE_MAX_BODY_BYTES:
         raise BadRequest(f"the body is over {settings.SETTLE_MAX_BODY_BYTES // 1024} KiB")
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except RecursionError:
+        raise BadRequest(
+            f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels"
+        ) from None
+    except (UnicodeDecodeError, ValueError):
         raise BadRequest("the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
@@ -142,10 +151,9 @@ def parse_request_id(value: object) -> uuid.UUID:
         raise ValueError("required")
     if not isinstance(value, str):
         raise ValueError("must be a string holding a UUID")
-    try:
-        parsed = uuid.UUID(value.strip())
-    except ValueError:
-        raise ValueError("must be a UUID of version 4 or 7") from None
+    if not HYPHENATED_UUID.fullmatch(value):
+        raise ValueError("must be a UUID of version 4 or 7, written 8-4-4-4-12 in hex")
+    parsed = uuid.UUID(value)
     if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
         raise ValueError("must be a UUID of version 4 or 7")
     return parsed

@@ -5,13 +5,14 @@ refusal is a BoardError or ReceiptError that the routes translate with `error_an
 """
 
 import hashlib
+import logging
 import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from board.callers import Caller, address_source
@@ -30,9 +31,11 @@ from board.schemas import (
     parse_json_object,
 )
 from receipts import services as receipts
-from receipts.exceptions import RequestExpired
+from receipts.exceptions import OutcomeUnavailable
 from receipts.fingerprint import field_digests
 from receipts.models import Attempt, Receipt
+
+log = logging.getLogger(__name__)
 
 POST_ENTRY = "post_entry:v1"
 OVERALL_SOURCE = "*overall*"
@@ -67,8 +70,11 @@ def token_revoke(*, name: str, now: datetime | None = None) -> int:
     )
 
 
-def caller_authenticate(*, token: str | None, address: str) -> Caller:
-    """The caller behind a bearer token (or none); unknown and revoked tokens are refused."""
+def caller_authenticate(*, token: str | None, address: str, touch: bool = False) -> Caller:
+    """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
+
+    `touch` records when a token was last used for a write; reads never write.
+    """
     if token is None:
         return Caller(principal=None, address_source=address_source(address))
     found = (
@@ -78,12 +84,22 @@ def caller_authenticate(*, token: str | None, address: str) -> Caller:
     )
     if found is None:
         raise Unauthorized()
-    now = timezone.now()
-    # A write per request would serialize every call on SQLite; a minute's precision is
-    # all an operator needs to see which tokens are in use.
-    if found.last_used_at is None or now - found.last_used_at > timedelta(minutes=1):
-        AgentToken.objects.filter(pk=found.pk).update(last_used_at=now)
+    if touch:
+        _token_touch(found)
     return Caller(principal=found.principal, address_source=address_source(address))
+
+
+def _token_touch(token: AgentToken) -> None:
+    # A write per request would serialize every call on SQLite; a minute's precision is
+    # all an operator needs to see which tokens are in use. Best effort: a busy database
+    # must not turn into a refused call.
+    now = timezone.now()
+    if token.last_used_at is not None and now - token.last_used_at <= timedelta(minutes=1):
+        return
+    try:
+        AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    except DatabaseError as error:
+        log.warning("token last-use write failed: %s", type(error).__name__)
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -186,17 +202,55 @@ def entry_post(
     *,
     token: str | None,
     address: str,
-    body: bytes | dict,
+    body: bytes | dict | None,
     header_key: str | None = None,
     route: str,
     now: datetime | None = None,
 ) -> PostedEntry:
     now = now or timezone.now()
-    policy = posting_policy_current()
+    try:
+        policy = posting_policy_current()
+        caller, request = _admit(
+            token=token, address=address, body=body, header_key=header_key, policy=policy,
+            route=route, now=now,
+        )
+    except DatabaseError as error:
+        # Nothing of the write has begun yet: whatever failed, nothing was saved.
+        log.warning("post refused before its claim: %s", type(error).__name__)
+        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
 
+    # Steps 3 to 7: the receipt engine claims the identity and creates the entry once.
+    settled = receipts.receipt_execute(
+        identity=receipts.Identity(
+            scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+        ),
+        digests=field_digests(request.content()),
+        route=route,
+        now=now,
+        retention=settings.SETTLE_ENTRY_RETENTION,
+        claim_wait_seconds=settings.SETTLE_CLAIM_WAIT_SECONDS,
+        perform=lambda: _entry_create(
+            request, caller=caller, policy=policy, route=route, now=now
+        ),
+        load=lambda entry_id: Entry.objects.filter(pk=entry_id).first(),
+    )
+    return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
+
+
+def _admit(
+    *,
+    token: str | None,
+    address: str,
+    body: bytes | dict | None,
+    header_key: str | None,
+    policy: PostingPolicy,
+    route: str,
+    now: datetime,
+) -> tuple[Caller, EntryRequest]:
+    """Steps 1 and 2: who is calling, what they sent, and whether their source may try."""
     # Step 1: token, then shape. Refusals write nothing but count against the address.
     try:
-        caller = caller_authenticate(token=token, address=address)
+        caller = caller_authenticate(token=token, address=address, touch=True)
         if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
             raise Unauthorized("posting needs a bearer token on this server")
         data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
@@ -207,39 +261,20 @@ def entry_post(
         )
         raise
 
-    identity = receipts.Identity(
-        scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
-    )
     # Step 2: every attempt counts, retries included; what this limit refuses does not.
-    source_limit = source_hourly_limit(caller, policy)
-    if counter_take(source=caller.source, limit=source_limit, now=now) is None:
+    if counter_take(
+        source=caller.source, limit=source_hourly_limit(caller, policy), now=now
+    ) is None:
         receipts.attempt_record(
-            identity=identity, route=route, outcome=Attempt.Outcome.RATE_LIMITED, now=now
+            identity=receipts.Identity(
+                scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+            ),
+            route=route,
+            outcome=Attempt.Outcome.RATE_LIMITED,
+            now=now,
         )
         raise RateLimited(limit="source", retry_after=seconds_to_next_hour(now))
-
-    created: list[Entry] = []
-
-    def perform() -> int:
-        entry = _entry_create(request, caller=caller, policy=policy, route=route, now=now)
-        created.append(entry)
-        return entry.pk
-
-    # Steps 3 to 7: the receipt engine claims the identity and runs perform() once.
-    settled = receipts.receipt_execute(
-        identity=identity,
-        digests=field_digests(request.content()),
-        route=route,
-        now=now,
-        retention=settings.SETTLE_ENTRY_RETENTION,
-        claim_wait_seconds=settings.SETTLE_CLAIM_WAIT_SECONDS,
-        perform=perform,
-    )
-    entry = created[0] if created else Entry.objects.filter(pk=settled.receipt.result_id).first()
-    if entry is None:
-        # Purged between the claim and this read: it is past retention either way.
-        raise RequestExpired()
-    return PostedEntry(entry=entry, receipt=settled.receipt, replayed=settled.replayed)
+    return caller, request
 
 
 def _entry_create(

@@ -8,6 +8,10 @@ from moderation.selectors import VISIBILITIES
 REASON_MAX = 500
 
 
+# The largest value the database's positive integer column holds on every engine.
+HOURLY_LIMIT_MAX = 2**31 - 1
+
+
 class ReasonForm(forms.Form):
     """For actions whose reason is required: pause, resume, hide, unhide, delete."""
 
@@ -20,11 +24,11 @@ class OptionalReasonForm(forms.Form):
 
 class LimitsForm(OptionalReasonForm):
     source_hourly_limit = forms.IntegerField(
-        label="Per-source hourly limit", min_value=0, required=False,
+        label="Per-source hourly limit", min_value=0, max_value=HOURLY_LIMIT_MAX, required=False,
         help_text="Write attempts an hour for one agent or address. Empty: the server default.",
     )
     overall_hourly_limit = forms.IntegerField(
-        label="Overall hourly limit", min_value=0, required=False,
+        label="Overall hourly limit", min_value=0, max_value=HOURLY_LIMIT_MAX, required=False,
         help_text="New entries an hour, all sources together. Empty: the server default.",
     )
     field_order = ["source_hourly_limit", "overall_hourly_limit", "reason"]
@@ -33,7 +37,7 @@ class LimitsForm(OptionalReasonForm):
 class TokenIssueForm(forms.Form):
     name = forms.CharField(label="Agent name", max_length=80, strip=True)
     hourly_limit = forms.IntegerField(
-        label="Own hourly limit", min_value=0, required=False,
+        label="Own hourly limit", min_value=0, max_value=HOURLY_LIMIT_MAX, required=False,
         help_text="Optional; wins over the console's per-source limit.",
     )
 

@@ -63,9 +63,11 @@ class OutcomeUnavailable(ReceiptError):
     NOT_COMMITTED = "not_committed"
     UNKNOWN = "unknown"
 
-    def __init__(self, *, outcome: str) -> None:
+    def __init__(self, *, outcome: str, message: str | None = None) -> None:
         self.outcome = outcome
-        if outcome == self.NOT_COMMITTED:
+        if message is not None:
+            self.message = message
+        elif outcome == self.NOT_COMMITTED:
             self.message = "nothing was saved; retry with the same request_id and content"
         else:
             self.message = (

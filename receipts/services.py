@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Model
 
 from receipts.exceptions import (
     OutcomeUnavailable,
@@ -63,6 +63,7 @@ class Settled:
     """A write that is saved: either just now (`replayed` false) or earlier."""
 
     receipt: Receipt
+    result: Model
     replayed: bool
 
 
@@ -74,9 +75,15 @@ def receipt_execute(
     now: datetime,
     retention: timedelta,
     claim_wait_seconds: int,
-    perform: Callable[[], int],
+    perform: Callable[[], Model],
+    load: Callable[[int], Model | None],
 ) -> Settled:
-    """Run `perform` at most once for `identity`; answer a repeat with the first result."""
+    """Run `perform` at most once for `identity`; answer a repeat with the first result.
+
+    `perform` makes the effect and returns it; `load` finds it again, by id, for a replay.
+    Both run inside the claim's transaction, so a replay answers with the effect as it is
+    at the moment of its receipt, never with one an operator deleted a moment later.
+    """
     committing = False
     try:
         with transaction.atomic():
@@ -85,9 +92,14 @@ def receipt_execute(
             replayed = receipt is None
             if replayed:
                 receipt, verdict = _judge_existing(identity, digests, now)
+                result = load(receipt.result_id) if verdict is None else None
+                if verdict is None and result is None:
+                    # An effect goes without its receipt only in a purge, past expiry.
+                    verdict = RequestExpired(expired_at=receipt.receipt_expires_at)
             else:
                 _refuse_if_tombstoned(identity, now)
-                receipt.result_id = perform()
+                result = perform()
+                receipt.result_id = result.pk
                 Receipt.objects.filter(pk=receipt.pk).update(result_id=receipt.result_id)
                 verdict = None
             # Logged inside the transaction: one commit for the answer and its log line.
@@ -112,7 +124,7 @@ def receipt_execute(
         raise
     if verdict is not None:
         raise verdict
-    return Settled(receipt=receipt, replayed=replayed)
+    return Settled(receipt=receipt, result=result, replayed=replayed)
 
 
 def _bound_lock_waits(seconds: int) -> None:

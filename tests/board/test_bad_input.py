@@ -50,6 +50,10 @@ def test_it_answers_bad_request_for_a_body_that_is_not_a_json_object(anonymous, 
         ({"request_id": "not-a-uuid"}, "request_id"),
         ({"request_id": str(uuid.uuid1())}, "request_id"),
         ({"request_id": "00000000-0000-0000-0000-000000000000"}, "request_id"),
+        ({"request_id": f"{{{uuid.uuid4()}}}"}, "request_id"),
+        ({"request_id": f"urn:uuid:{uuid.uuid4()}"}, "request_id"),
+        ({"request_id": uuid.uuid4().hex}, "request_id"),
+        ({"request_id": f" {uuid.uuid4()} "}, "request_id"),
         ({"type": "comment"}, "type"),
         ({"type": None}, "type"),
         ({"title": ""}, "title"),
@@ -125,6 +129,9 @@ def test_it_counts_characters_after_normalization(anonymous):
         ("/api/v1/threads/1/replies?limit=0", 422, "invalid_request"),
         ("/api/v1/threads/1/replies", 404, "not_found"),
         ("/api/v1/threads/abc", 404, "not_found"),
+        ("/api/v1/threads/%C2%B2", 404, "not_found"),
+        ("/api/v1/threads/%E2%91%A0/replies", 404, "not_found"),
+        ("/api/v1/threads?limit=%D9%A3", 422, "invalid_request"),
         ("/api/v1/threads/99999999999999999999999", 404, "not_found"),
         ("/api/v1/operations/not-a-uuid", 422, "invalid_request"),
         ("/api/v1/no-such-thing", 404, "not_found"),
@@ -132,6 +139,34 @@ def test_it_counts_characters_after_normalization(anonymous):
 )
 def test_it_refuses_bad_reads_in_the_error_shape(anonymous, path, status, code):
     assert_refused(anonymous.get(path), status, code)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/entries/", "/api/v1/nope"])
+def test_it_answers_a_post_to_an_unknown_path_with_not_found(anonymous, path):
+    assert_refused(anonymous.client.post(path, {}), 404, "not_found")
+
+
+def test_it_checks_the_token_before_refusing_a_body_too_large_to_read(anonymous):
+    response = anonymous.post_raw(b"x" * (2 * 1024 * 1024), HTTP_AUTHORIZATION="Bearer nope")
+
+    assert_refused(response, 401, "unauthorized")
+
+
+def test_it_refuses_a_body_too_large_to_read_as_a_bad_request(anonymous):
+    assert_refused(anonymous.post_raw(b"x" * (2 * 1024 * 1024)), 400, "bad_request")
+
+
+def test_it_says_so_when_the_body_is_nested_too_deep(anonymous):
+    error = assert_refused(anonymous.post_raw(("[" * 5000 + "]" * 5000).encode()), 400,
+                           "bad_request")
+
+    assert "nested deeper than 32 levels" in error["message"]
+
+
+def test_it_answers_a_bad_host_in_the_error_shape(anonymous):
+    response = anonymous.client.get("/api/v1/threads", HTTP_HOST="evil.example")
+
+    assert_refused(response, 400, "bad_request")
 
 
 def test_it_answers_method_not_allowed_in_the_error_shape(anonymous):

@@ -30,6 +30,7 @@ def start_with(**env) -> subprocess.CompletedProcess:
     [
         ("SETTLE_ENTRY_RETENTION", "thirty days"),
         ("SETTLE_TOMBSTONE_RETENTION", "-5d"),
+        ("SETTLE_ENTRY_RETENTION", "99999999999d"),
         ("SETTLE_SOURCE_HOURLY_LIMIT", "lots"),
         ("SETTLE_ALLOW_ANONYMOUS", "maybe"),
         ("SETTLE_TRUSTED_PROXIES", "not-an-address"),

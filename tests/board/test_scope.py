@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from board.callers import address_source, client_address
+from board.models import AgentToken
 from moderation import services as moderation
 from tests.conftest import Agent, counts, question
 
@@ -54,6 +55,19 @@ def test_it_replays_for_a_new_token_of_the_same_principal(agent):
 
     assert response.status_code == 200
     assert response.json()["id"] == first["id"]
+
+
+def test_it_records_a_tokens_last_use_on_writes_but_never_on_reads(agent):
+    payload = question()
+    agent.get("/api/v1/threads")
+    agent.get(f"/api/v1/operations/{payload['request_id']}")
+    token = AgentToken.objects.get(principal__name=agent.name)
+    assert token.last_used_at is None
+
+    agent.post(payload)
+
+    token.refresh_from_db()
+    assert token.last_used_at is not None
 
 
 def test_it_shares_one_scope_among_anonymous_callers(anonymous):

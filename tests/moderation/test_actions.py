@@ -118,9 +118,20 @@ def test_it_audits_new_limits(console):
     assert event.details == {"source_hourly_limit": 7, "overall_hourly_limit": None}
 
 
-def test_it_refuses_negative_limits(console):
-    response = console.post("/console/posting/limits", {"source_hourly_limit": "-1"}, follow=True)
+@pytest.mark.parametrize("value", ["-1", str(10**20)])
+def test_it_refuses_limits_out_of_range(console, value):
+    response = console.post("/console/posting/limits", {"source_hourly_limit": value}, follow=True)
+    assert response.status_code == 200
     assert b"Limits not changed" in response.content
+    assert console_events() == []
+
+
+def test_it_refuses_a_token_limit_too_large_to_store(console):
+    response = console.post(
+        "/console/tokens/issue", {"name": "big", "hourly_limit": str(10**20)}, follow=True
+    )
+    assert response.status_code == 200
+    assert not Principal.objects.filter(name="big").exists()
     assert console_events() == []
 
 

@@ -43,6 +43,12 @@ def test_revoke_token_revokes_every_token_of_the_name():
     assert AuditEvent.objects.filter(action="token_revoke").count() == 1
 
 
+def test_issue_token_refuses_a_limit_too_large_to_store():
+    with pytest.raises(CommandError):
+        run("issue_token", "scout", "--hourly-limit", str(10**20))
+    assert Principal.objects.count() == 0
+
+
 def test_revoke_token_refuses_an_unknown_name():
     with pytest.raises(CommandError):
         run("revoke_token", "nobody")

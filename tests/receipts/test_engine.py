@@ -3,6 +3,7 @@ digests and an effect to run once."""
 
 import uuid
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -22,6 +23,7 @@ def identity(scope: str = "scope-a") -> services.Identity:
 
 
 def execute(who: services.Identity, fields: dict, *, now=None, effect=lambda: 42):
+    """Run the engine with an effect that stands for any saved row: it only has an id."""
     return services.receipt_execute(
         identity=who,
         digests=field_digests(fields),
@@ -29,7 +31,8 @@ def execute(who: services.Identity, fields: dict, *, now=None, effect=lambda: 42
         now=now or timezone.now(),
         retention=DAY,
         claim_wait_seconds=5,
-        perform=effect,
+        perform=lambda: SimpleNamespace(pk=effect()),
+        load=lambda result_id: SimpleNamespace(pk=result_id),
     )
 
 
@@ -42,6 +45,7 @@ def test_it_runs_the_effect_once_and_replays_after():
     assert calls == [1]
     assert (first.replayed, second.replayed) == (False, True)
     assert second.receipt.result_id == 7
+    assert second.result.pk == 7
     assert Receipt.objects.get().attempts == 2
 
 

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from moderation import services
+from moderation.forms import HOURLY_LIMIT_MAX
 
 
 class Command(BaseCommand):
@@ -14,8 +15,8 @@ class Command(BaseCommand):
         name = name.strip()
         if not 1 <= len(name) <= 80:
             raise CommandError("NAME must be 1 to 80 characters")
-        if hourly_limit is not None and hourly_limit < 0:
-            raise CommandError("--hourly-limit must be 0 or more")
+        if hourly_limit is not None and not 0 <= hourly_limit <= HOURLY_LIMIT_MAX:
+            raise CommandError(f"--hourly-limit must be from 0 to {HOURLY_LIMIT_MAX}")
         principal, token = services.token_issue(
             actor=services.COMMAND_LINE, name=name, hourly_limit=hourly_limit
         )

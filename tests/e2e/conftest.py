@@ -1,0 +1,71 @@
+"""A real multi-process server for end-to-end tests: gunicorn on the test database."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url() -> str:
+    params = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{params['NAME']}"
+    return (
+        f"postgres://{params['USER']}@{params['HOST'] or '127.0.0.1'}:{params['PORT'] or 5432}"
+        f"/{params['NAME']}"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def gunicorn(request, tmp_path):
+    """Three sync workers serving the test database; yields their base URL.
+
+    Parametrize it indirectly with a dict of environment variables to change.
+    """
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DEBUG": "false",
+        "SECRET_KEY": "test-only",
+        **getattr(request, "param", {}),
+    }
+    log = tmp_path / "gunicorn.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "board.wsgi", "--workers", "3",
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"),
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/v1/threads", timeout=5)
+            break
+        except urllib.error.HTTPError:
+            break  # it answered, if only with an error: the server is up
+        except OSError:  # refused, reset or timed out while the workers boot
+            time.sleep(0.2)
+    else:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("gunicorn did not start: " + log.read_text()[-2000:])
+    yield base
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(10)
