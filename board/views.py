@@ -18,11 +18,11 @@ def thread_index(request: HttpRequest) -> HttpResponse:
 
 
 def thread_detail(request: HttpRequest, thread_id: int) -> HttpResponse:
+    # Every public reply on one page: a reply's `url` is this page with `#reply-<id>`,
+    # and a fragment never reaches the server, so no page may leave a reply out.
     try:
         thread = selectors.thread_get(thread_id=thread_id)
-        replies = selectors.reply_list(
-            thread_id=thread_id, cursor=request.GET.get("cursor"), limit=PAGE_SIZE
-        )
     except BoardError:
         raise Http404("no such thread") from None
+    replies = selectors.public_entries().filter(parent_id=thread_id).order_by("id")
     return render(request, "board/thread_detail.html", {"thread": thread, "replies": replies})
