@@ -85,23 +85,47 @@ def retention_overview(now: datetime) -> RetentionOverview:
     )
 
 
-def _next_run(schedule, last_started: datetime | None, now: datetime) -> datetime:
-    """When beat will next send the job, estimated from its last recorded run.
+def _next_run(schedule, last_started: datetime | None, now: datetime) -> datetime | None:
+    """When beat will next send the job, estimated from its last recorded run; None for
+    an interval job that never ran (beat sends it one interval after it starts).
 
     Beat keeps its own schedule file; this reads the same schedule against the last
     run we recorded, which agrees with beat while beat is running.
     """
     if isinstance(schedule, crontab):
-        return now + schedule.remaining_estimate(now)
+        return _next_daily(schedule, now)
     if last_started is None:
-        return now
+        return None
     return max(now, last_started + schedule.run_every)
+
+
+def _next_daily(schedule: crontab, now: datetime) -> datetime:
+    # Settle's crontab entries are daily at fixed minutes; celery's remaining_estimate
+    # measures from its own clock and came out a minute early on the page.
+    today = now.replace(second=0, microsecond=0)
+    return min(
+        moment
+        for day in (0, 1)
+        for hour in schedule.hour
+        for minute in schedule.minute
+        if (moment := today.replace(hour=hour, minute=minute) + timedelta(days=day)) > now
+    )
 
 
 def _describe(interval) -> str:
     if isinstance(interval, crontab):
         return f"daily at {sorted(interval.hour)[0]:02d}:{sorted(interval.minute)[0]:02d} UTC"
-    return f"every {interval}"
+    return f"every {describe_duration(interval)}"
+
+
+def describe_duration(duration: timedelta) -> str:
+    """A duration in the largest whole unit that fits: `30 days`, `10 minutes`, `90 s`."""
+    seconds = int(duration.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} s"
 
 
 # A tombstone row on SQLite: a 32-character key, a small integer, a timestamp, and the

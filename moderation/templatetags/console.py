@@ -18,3 +18,11 @@ def utc(value: datetime | None):
         value.strftime("%Y-%m-%d %H:%M:%S"),
         value.strftime("%Y-%m-%d %H:%M"),
     )
+
+
+@register.filter
+def duration(value):
+    """A timedelta as words: `30 days`, `2 hours`."""
+    from maintenance.selectors import describe_duration
+
+    return describe_duration(value) if value is not None else "—"

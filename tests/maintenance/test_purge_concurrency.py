@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connections
+from django.db.models.signals import post_save
 from django.utils import timezone
 
 from board import services as board
@@ -160,20 +161,16 @@ def test_a_thread_whose_receipt_another_transaction_holds_is_left_for_the_next_r
 def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
     # given: a question whose receipt expires at `expiry`, and a reply accepted a second
     # before that, paused inside its transaction after its entry was written
-    from unittest import mock
-
     _, token = board.token_issue(name="replier")
     start = timezone.now() - RETENTION - timedelta(days=1)
     question_id = post(token, question(), start).entry.pk
     expiry = start + RETENTION
     written, release = threading.Event(), threading.Event()
-    original = board._entry_create
 
-    def paused_entry_create(*args, **kwargs):
-        entry = original(*args, **kwargs)
-        written.set()
-        release.wait(10)
-        return entry
+    def pause_after_the_reply_is_written(sender, instance, created, **kwargs):
+        if instance.type == Entry.Type.REPLY:
+            written.set()
+            release.wait(10)
 
     answers = []
 
@@ -183,7 +180,8 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
         finally:
             connections.close_all()
 
-    with mock.patch.object(board, "_entry_create", paused_entry_create):
+    post_save.connect(pause_after_the_reply_is_written, sender=Entry)
+    try:
         replier = threading.Thread(target=reply_now)
         replier.start()
         assert written.wait(10)
@@ -205,6 +203,9 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
         if result is None:
             result = purge.result(timeout=10)
         pool.shutdown()
+    finally:
+        release.set()
+        post_save.disconnect(pause_after_the_reply_is_written, sender=Entry)
 
     # then: the reply is saved with its thread kept, or refused; never "503 unknown"
     assert answers[0] in {"201", "422 parent_unavailable"}, answers
