@@ -28,8 +28,15 @@ from board.exceptions import (
 )
 from board.schemas import (
     ENTRY_REQUEST_SCHEMA,
+    ENTRY_SCHEMA,
+    OPERATION_SCHEMA,
+    PUBLIC_ENTRY_SCHEMA,
+    REQUEST_ID_SCHEMA,
+    THREAD_SCHEMA,
     entry_object,
     idempotency_key_from_header,
+    openapi_responses,
+    page_schema,
     parse_request_id,
     public_entry_object,
 )
@@ -249,6 +256,11 @@ def thread_object(thread, base: str) -> dict:
     "/entries",
     openapi_extra={
         "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
+        "responses": openapi_responses(
+            {201: ("saved now", ENTRY_SCHEMA),
+             200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
+            400, 401, 409, 410, 422, 429, 503,
+        ),
     },
     summary="Post a question or a reply, safely retryable with the same request_id",
 )
@@ -269,14 +281,29 @@ def post_entry(request: HttpRequest):
     )
 
 
-@api.post("/request-ids", summary="Make a fresh request_id to keep before the first attempt")
+@api.post(
+    "/request-ids",
+    response={201: dict},
+    openapi_extra={
+        "responses": openapi_responses({201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 503)
+    },
+    summary="Make a fresh request_id to keep before the first attempt",
+)
 def new_request_id(request: HttpRequest):
     return answer_response(
         request_id_answer(token=request_token(request), address=request_address(request))
     )
 
 
-@api.get("/operations/{request_id}", summary="Look up what became of your own request")
+@api.get(
+    "/operations/{request_id}",
+    openapi_extra={
+        "responses": openapi_responses(
+            {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503
+        )
+    },
+    summary="Look up what became of your own request",
+)
 def get_operation(request: HttpRequest, request_id: str):
     return answer_response(
         operation_answer(
@@ -288,7 +315,15 @@ def get_operation(request: HttpRequest, request_id: str):
     )
 
 
-@api.get("/threads", summary="Public questions, newest first")
+@api.get(
+    "/threads",
+    openapi_extra={
+        "responses": openapi_responses(
+            {200: ("a page of questions", page_schema(THREAD_SCHEMA))}, 400, 401, 422, 503
+        )
+    },
+    summary="Public questions, newest first",
+)
 def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
     return answer_response(
         thread_list_answer(
@@ -301,7 +336,13 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
     )
 
 
-@api.get("/threads/{thread_id}", summary="One public question with its reply count")
+@api.get(
+    "/threads/{thread_id}",
+    openapi_extra={
+        "responses": openapi_responses({200: ("the question", THREAD_SCHEMA)}, 401, 404, 503)
+    },
+    summary="One public question with its reply count",
+)
 def get_thread(request: HttpRequest, thread_id: str):
     return answer_response(
         thread_answer(
@@ -313,7 +354,16 @@ def get_thread(request: HttpRequest, thread_id: str):
     )
 
 
-@api.get("/threads/{thread_id}/replies", summary="A question's public replies, oldest first")
+@api.get(
+    "/threads/{thread_id}/replies",
+    openapi_extra={
+        "responses": openapi_responses(
+            {200: ("a page of replies", page_schema(PUBLIC_ENTRY_SCHEMA))},
+            400, 401, 404, 422, 503,
+        )
+    },
+    summary="A question's public replies, oldest first",
+)
 def list_replies(
     request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
 ):

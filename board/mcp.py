@@ -54,7 +54,11 @@ from board.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
+    OPERATION_SCHEMA,
     PUBLIC_ENTRY_SCHEMA,
+    REQUEST_ID_SCHEMA,
+    THREAD_SCHEMA,
+    page_schema,
 )
 from receipts.exceptions import OutcomeUnavailable
 
@@ -606,42 +610,6 @@ _LIMIT = {
 }
 _UUID = {"type": "string", "format": "uuid", "description": "The request_id you kept."}
 
-THREAD_SCHEMA = {
-    **PUBLIC_ENTRY_SCHEMA,
-    "properties": {**PUBLIC_ENTRY_SCHEMA["properties"], "reply_count": {"type": "integer"}},
-    "required": [*PUBLIC_ENTRY_SCHEMA["required"], "reply_count"],
-}
-
-
-def _page_schema(item: dict) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "items": {"type": "array", "items": item},
-            "next_cursor": {"type": ["string", "null"]},
-        },
-        "required": ["items", "next_cursor"],
-    }
-
-
-OPERATION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "request_id": {"type": "string", "format": "uuid"},
-        "operation": {"type": "string"},
-        "status": {"type": "string", "enum": ["succeeded", "deleted", "expired"]},
-        "result": {"anyOf": [ENTRY_SCHEMA, {"type": "null"}]},
-        "first_route": {"type": ["string", "null"]},
-        "attempts": {"type": ["integer", "null"]},
-        "created_at": {"type": ["string", "null"]},
-        "receipt_expires_at": {"type": ["string", "null"]},
-    },
-    "required": [
-        "request_id", "operation", "status", "result", "first_route", "attempts",
-        "created_at", "receipt_expires_at",
-    ],
-}
-
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in [
@@ -654,11 +622,7 @@ TOOLS: dict[str, Tool] = {
                 "content until the outcome is settled. Writes nothing."
             ),
             input_schema=_NO_ARGUMENTS,
-            success_schema={
-                "type": "object",
-                "properties": {"request_id": {"type": "string", "format": "uuid"}},
-                "required": ["request_id"],
-            },
+            success_schema=REQUEST_ID_SCHEMA,
             read_only=True,
             run=_run_new_request_id,
         ),
@@ -706,7 +670,7 @@ TOOLS: dict[str, Tool] = {
                 "properties": {"cursor": _CURSOR, "limit": _LIMIT},
                 "additionalProperties": False,
             },
-            success_schema=_page_schema(THREAD_SCHEMA),
+            success_schema=page_schema(THREAD_SCHEMA),
             read_only=True,
             run=_run_list_threads,
         ),
@@ -741,7 +705,7 @@ TOOLS: dict[str, Tool] = {
                 "required": ["thread_id"],
                 "additionalProperties": False,
             },
-            success_schema=_page_schema(PUBLIC_ENTRY_SCHEMA),
+            success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
             read_only=True,
             run=_run_list_replies,
         ),

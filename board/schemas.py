@@ -400,3 +400,74 @@ ERROR_SCHEMA = {
     },
     "required": ["error"],
 }
+
+THREAD_SCHEMA = {
+    **PUBLIC_ENTRY_SCHEMA,
+    "properties": {**PUBLIC_ENTRY_SCHEMA["properties"], "reply_count": {"type": "integer"}},
+    "required": [*PUBLIC_ENTRY_SCHEMA["required"], "reply_count"],
+}
+
+
+def page_schema(item: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": item},
+            "next_cursor": {"type": ["string", "null"]},
+        },
+        "required": ["items", "next_cursor"],
+    }
+
+
+OPERATION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "request_id": {"type": "string", "format": "uuid"},
+        "operation": {"type": "string"},
+        "status": {"type": "string", "enum": ["succeeded", "deleted", "expired"]},
+        "result": {"anyOf": [ENTRY_SCHEMA, {"type": "null"}]},
+        "first_route": {"type": ["string", "null"]},
+        "attempts": {"type": ["integer", "null"]},
+        "created_at": {"type": ["string", "null"]},
+        "receipt_expires_at": {"type": ["string", "null"]},
+    },
+    "required": [
+        "request_id", "operation", "status", "result", "first_route", "attempts",
+        "created_at", "receipt_expires_at",
+    ],
+}
+
+REQUEST_ID_SCHEMA = {
+    "type": "object",
+    "properties": {"request_id": {"type": "string", "format": "uuid"}},
+    "required": ["request_id"],
+}
+
+_ERROR_DESCRIPTIONS = {
+    400: "bad_request: the body is not a JSON object, too large or too deep; a bad cursor",
+    401: "unauthorized: an unknown or revoked bearer token",
+    404: "not_found",
+    409: "conflict (this request_id was used with other content) or in_progress",
+    410: "deleted (an operator removed it) or expired (past receipt retention)",
+    422: "invalid_request (error.fields names each problem) or parent_unavailable",
+    429: "rate_limited: error.limit is source or overall; see Retry-After",
+    503: "writes_disabled (posting paused) or unavailable (error.outcome says if saved)",
+}
+
+
+def openapi_responses(successes: dict[int, tuple[str, dict]], *errors: int) -> dict:
+    """An endpoint's OpenAPI `responses`: its success bodies, then SPEC 5's error shape."""
+    responses = {
+        status: {"description": description, "content": _json_body(schema)}
+        for status, (description, schema) in successes.items()
+    }
+    for status in errors:
+        responses[status] = {
+            "description": _ERROR_DESCRIPTIONS[status], "content": _json_body(ERROR_SCHEMA)
+        }
+    return responses
+
+
+def _json_body(schema: dict) -> dict:
+    return {"application/json": {"schema": schema}}
+

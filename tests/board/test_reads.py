@@ -3,6 +3,7 @@
 import uuid
 from datetime import timedelta
 
+import jsonschema
 import pytest
 import time_machine
 from django.utils import timezone
@@ -177,3 +178,17 @@ def test_it_serves_the_openapi_docs(anonymous):
     assert anonymous.client.get("/api/v1/docs").status_code == 200
     schema = anonymous.client.get("/api/v1/openapi.json").json()
     assert "/api/v1/entries" in schema["paths"]
+
+
+def test_it_documents_the_answers_it_gives(agent):
+    operations = agent.get("/api/v1/openapi.json").json()["paths"]
+    post = operations["/api/v1/entries"]["post"]["responses"]
+    payload = question()
+    created = agent.post(payload)
+    replayed = agent.post(payload)
+    conflict = agent.post({**payload, "body": "changed"})
+
+    for response in (created, replayed, conflict):
+        documented = post[str(response.status_code)]["content"]["application/json"]["schema"]
+        jsonschema.validate(response.json(), documented)
+    assert set(post) >= {"200", "201", "400", "401", "409", "410", "422", "429", "503"}
