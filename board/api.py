@@ -16,7 +16,7 @@ from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
 from board import selectors, services
-from board.callers import client_address
+from board.callers import Caller, client_address
 from board.exceptions import (
     Answer,
     BadRequest,
@@ -39,6 +39,7 @@ from board.schemas import (
     page_schema,
     parse_request_id,
     public_entry_object,
+    timestamp,
 )
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
@@ -77,6 +78,13 @@ def request_token(request: HttpRequest) -> str | None:
 def request_address(request: HttpRequest) -> str:
     return client_address(
         request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
+    )
+
+
+def request_caller(request: HttpRequest) -> Caller:
+    """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
+    return services.caller_authenticate(
+        token=request_token(request), address=request_address(request)
     )
 
 
@@ -178,14 +186,12 @@ def entry_post_answer(
 
 
 @answers
-def request_id_answer(*, token: str | None, address: str) -> Answer:
-    services.caller_authenticate(token=token, address=address)
+def request_id_answer(*, caller: Caller) -> Answer:
     return Answer(status=201, body={"request_id": str(services.request_id_new())})
 
 
 @answers
-def operation_answer(*, token: str | None, address: str, request_id: object, base: str) -> Answer:
-    caller = services.caller_authenticate(token=token, address=address)
+def operation_answer(*, caller: Caller, request_id: object, base: str) -> Answer:
     try:
         parsed = parse_request_id(request_id)
     except ValueError as error:
@@ -196,27 +202,23 @@ def operation_answer(*, token: str | None, address: str, request_id: object, bas
 
 @answers
 def thread_list_answer(
-    *, token: str | None, address: str, cursor: str | None, limit: str | None, base: str
+    *, caller: Caller, cursor: str | None, limit: str | None, base: str
 ) -> Answer:
-    services.caller_authenticate(token=token, address=address)
     page = selectors.thread_list(cursor=cursor, limit=parse_limit(limit))
     items = [thread_object(thread, base) for thread in page.items]
     return Answer(status=200, body={"items": items, "next_cursor": page.next_cursor})
 
 
 @answers
-def thread_answer(*, token: str | None, address: str, thread_id: str, base: str) -> Answer:
-    services.caller_authenticate(token=token, address=address)
+def thread_answer(*, caller: Caller, thread_id: str, base: str) -> Answer:
     thread = selectors.thread_get(thread_id=parse_entry_id(thread_id))
     return Answer(status=200, body=thread_object(thread, base))
 
 
 @answers
 def reply_list_answer(
-    *, token: str | None, address: str, thread_id: str, cursor: str | None,
-    limit: str | None, base: str,
+    *, caller: Caller, thread_id: str, cursor: str | None, limit: str | None, base: str
 ) -> Answer:
-    services.caller_authenticate(token=token, address=address)
     page = selectors.reply_list(
         thread_id=parse_entry_id(thread_id), cursor=cursor, limit=parse_limit(limit)
     )
@@ -236,13 +238,9 @@ def operation_object(operation: selectors.Operation, base: str) -> dict:
         "result": result,
         "first_route": receipt.first_route if receipt else None,
         "attempts": receipt.attempts if receipt else None,
-        "created_at": _iso(receipt.first_seen_at) if receipt else None,
-        "receipt_expires_at": _iso(receipt.receipt_expires_at) if receipt else None,
+        "created_at": timestamp(receipt.first_seen_at) if receipt else None,
+        "receipt_expires_at": timestamp(receipt.receipt_expires_at) if receipt else None,
     }
-
-
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def thread_object(thread, base: str) -> dict:
@@ -291,7 +289,7 @@ def post_entry(request: HttpRequest):
 )
 def new_request_id(request: HttpRequest):
     return answer_response(
-        request_id_answer(token=request_token(request), address=request_address(request))
+        request_id_answer(caller=request_caller(request))
     )
 
 
@@ -307,8 +305,7 @@ def new_request_id(request: HttpRequest):
 def get_operation(request: HttpRequest, request_id: str):
     return answer_response(
         operation_answer(
-            token=request_token(request),
-            address=request_address(request),
+            caller=request_caller(request),
             request_id=request_id,
             base=base_url(request),
         )
@@ -327,8 +324,7 @@ def get_operation(request: HttpRequest, request_id: str):
 def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
     return answer_response(
         thread_list_answer(
-            token=request_token(request),
-            address=request_address(request),
+            caller=request_caller(request),
             cursor=cursor,
             limit=limit,
             base=base_url(request),
@@ -346,8 +342,7 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
 def get_thread(request: HttpRequest, thread_id: str):
     return answer_response(
         thread_answer(
-            token=request_token(request),
-            address=request_address(request),
+            caller=request_caller(request),
             thread_id=thread_id,
             base=base_url(request),
         )
@@ -369,8 +364,7 @@ def list_replies(
 ):
     return answer_response(
         reply_list_answer(
-            token=request_token(request),
-            address=request_address(request),
+            caller=request_caller(request),
             thread_id=thread_id,
             cursor=cursor,
             limit=limit,

@@ -37,7 +37,6 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board import services
 from board.api import (
     answers,
     base_url,
@@ -45,7 +44,9 @@ from board.api import (
     operation_answer,
     reply_list_answer,
     request_address,
+    request_caller,
     request_id_answer,
+    request_token,
     thread_answer,
     thread_list_answer,
 )
@@ -160,21 +161,20 @@ def _serve(request: HttpRequest) -> HttpResponse:
         # DNS rebinding: a browser page may not drive this endpoint from another origin.
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
 
-    token = services.bearer_token(request.headers.get("Authorization"))
-    if token is not None:
-        try:
-            services.caller_authenticate(token=token, address=request_address(request))
-        except Unauthorized as error:
-            return _rpc_error(
-                None, INVALID_REQUEST, error.message, status=401,
-                headers={"WWW-Authenticate": 'Bearer realm="settle"'},
-            )
-        except DatabaseError as error:
-            log.warning("mcp token check failed with %s", type(error).__name__)
-            return _rpc_error(
-                None, INTERNAL_ERROR, "the server cannot check tokens now; nothing was done",
-                status=503, headers={"Retry-After": "1"},
-            )
+    try:
+        # Once a request: the tools read `request.caller`, as views read `request.user`.
+        request.caller = request_caller(request)
+    except Unauthorized as error:
+        return _rpc_error(
+            None, INVALID_REQUEST, error.message, status=401,
+            headers={"WWW-Authenticate": 'Bearer realm="settle"'},
+        )
+    except DatabaseError as error:
+        log.warning("mcp token check failed with %s", type(error).__name__)
+        return _rpc_error(
+            None, INTERNAL_ERROR, "the server cannot check tokens now; nothing was done",
+            status=503, headers={"Retry-After": "1"},
+        )
 
     content_type = request.headers.get("Content-Type", "")
     if content_type and not content_type.lower().startswith("application/json"):
@@ -515,27 +515,19 @@ def _text_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _token(request: HttpRequest) -> str | None:
-    return services.bearer_token(request.headers.get("Authorization"))
-
-
-def _caller_checked(request: HttpRequest, arguments: dict, allowed: dict) -> None:
-    # The token first, as on HTTP, so a bad argument never hides a 401.
-    services.caller_authenticate(token=_token(request), address=request_address(request))
-    _check_arguments(arguments, allowed)
 
 
 @answers
 def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
-    _caller_checked(request, arguments, {})
-    return request_id_answer(token=_token(request), address=request_address(request))
+    _check_arguments(arguments, {})
+    return request_id_answer(caller=request.caller)
 
 
 def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
     return entry_post_answer(
-        token=_token(request),
+        token=request_token(request),
         address=request_address(request),
         body=arguments,
         header_key=None,
@@ -547,10 +539,9 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
 @answers
 def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
     # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
-    _caller_checked(request, arguments, {"request_id": ("any", False)})
+    _check_arguments(arguments, {"request_id": ("any", False)})
     return operation_answer(
-        token=_token(request),
-        address=request_address(request),
+        caller=request.caller,
         request_id=arguments.get("request_id"),
         base=base_url(request),
     )
@@ -561,10 +552,9 @@ _PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
 
 @answers
 def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
-    _caller_checked(request, arguments, _PAGE_ARGUMENTS)
+    _check_arguments(arguments, _PAGE_ARGUMENTS)
     return thread_list_answer(
-        token=_token(request),
-        address=request_address(request),
+        caller=request.caller,
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
         base=base_url(request),
@@ -573,10 +563,9 @@ def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
 
 @answers
 def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
-    _caller_checked(request, arguments, {"id": ("integer", True)})
+    _check_arguments(arguments, {"id": ("integer", True)})
     return thread_answer(
-        token=_token(request),
-        address=request_address(request),
+        caller=request.caller,
         thread_id=str(arguments["id"]),
         base=base_url(request),
     )
@@ -584,10 +573,9 @@ def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
 
 @answers
 def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
-    _caller_checked(request, arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
+    _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
     return reply_list_answer(
-        token=_token(request),
-        address=request_address(request),
+        caller=request.caller,
         thread_id=str(arguments["thread_id"]),
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),

@@ -277,7 +277,7 @@ def public_entry_object(entry: Entry, base_url: str) -> dict:
             "trigger": entry.actor_trigger,
         },
         "submission_mode": entry.submission_mode,
-        "created_at": _timestamp(entry.created_at),
+        "created_at": timestamp(entry.created_at),
         "visible": entry.visible,
         "url": entry_url(entry, base_url),
         "bookmark_url": bookmark,
@@ -290,11 +290,12 @@ def entry_object(entry: Entry, receipt: Receipt, *, replayed: bool, base_url: st
         "request_id": str(receipt.request_id),
         "replayed": replayed,
         "route": receipt.first_route,
-        "receipt_expires_at": _timestamp(receipt.receipt_expires_at),
+        "receipt_expires_at": timestamp(receipt.receipt_expires_at),
     }
 
 
-def _timestamp(moment: datetime | None) -> str | None:
+def timestamp(moment: datetime | None) -> str | None:
+    """A time as the API writes it: ISO 8601 in UTC with a `Z`."""
     if moment is None:
         return None
     return moment.isoformat().replace("+00:00", "Z")
