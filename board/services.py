@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from board import signals
 from board.callers import Caller, address_source
 from board.exceptions import (
     BoardError,
@@ -289,7 +290,7 @@ def _entry_create(
         raise RateLimited(limit="overall", retry_after=seconds_to_next_hour(now))
     if request.type == Entry.Type.REPLY:
         _require_open_question(request.parent_id, now)
-    return Entry.objects.create(
+    entry = Entry.objects.create(
         type=request.type,
         parent_id=request.parent_id,
         title=request.title,
@@ -303,6 +304,8 @@ def _entry_create(
         principal=caller.principal,
         created_at=now,
     )
+    signals.entry_created.send(sender=Entry, entry=entry, now=now)
+    return entry
 
 
 def _require_open_question(parent_id: int, now: datetime) -> None:
@@ -378,4 +381,5 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
             now=now,
             retention=settings.SETTLE_DELETION_RETENTION,
         )
+        signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
     return entry

@@ -1,0 +1,16 @@
+"""What the board tells the apps to its right, without importing them.
+
+Dependencies point one way (receipts <- board <- maintenance <- moderation), yet
+`maintenance` must write its outbox rows inside the entry's own transaction. The board
+sends these signals inside that transaction; receivers connect in their app's `ready()`.
+"""
+
+from django.dispatch import Signal
+
+# Sent inside the transaction that creates a new entry (a 201, never a replay), after the
+# entry row is written. Keyword arguments: `entry`, `now`.
+entry_created = Signal()
+
+# Sent inside the transaction that deletes an entry, after it is blanked and its receipt
+# marked deleted. Keyword arguments: `entry`, `now`.
+entry_deleted = Signal()
