@@ -6,6 +6,7 @@ client writes in a body chooses them.
 
 import ipaddress
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 
@@ -18,6 +19,10 @@ ANONYMOUS_SCOPE = "anonymous"
 class Caller:
     principal: Principal | None
     address_source: str
+    # The token the caller presented, and when it was last recorded as used: a post that
+    # succeeds records its use (at most once a minute) without reading the token again.
+    token_id: int | None = None
+    token_used_at: datetime | None = None
 
     @property
     def scope(self) -> str:

@@ -37,14 +37,13 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board.api import (
+from board.answers import (
     answers,
     base_url,
     entry_post_answer,
     operation_answer,
     reply_list_answer,
     request_address,
-    request_caller,
     request_id_answer,
     request_token,
     thread_answer,
@@ -61,6 +60,7 @@ from board.schemas import (
     THREAD_SCHEMA,
     page_schema,
 )
+from board.services import caller_admit
 from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
@@ -162,8 +162,12 @@ def _serve(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
 
     try:
-        # Once a request: the tools read `request.caller`, as views read `request.user`.
-        request.caller = request_caller(request)
+        # Once a request: the tools read `request.caller`, as views read `request.user`;
+        # the same read brings the posting policy, so post_entry reads nothing again.
+        request.admission = caller_admit(
+            token=request_token(request), address=request_address(request)
+        )
+        request.caller = request.admission.caller
     except Unauthorized as error:
         return _rpc_error(
             None, INVALID_REQUEST, error.message, status=401,
@@ -526,13 +530,15 @@ def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
 def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
+    # The transport has already checked the token: its caller and policy are passed on.
     return entry_post_answer(
-        token=request_token(request),
+        token=None,
         address=request_address(request),
         body=arguments,
         header_key=None,
         route="mcp",
         base=base_url(request),
+        admission=request.admission,
     )
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from board import signals
+from board import signals, statements
 from board.callers import Caller, address_source
 from board.exceptions import (
     BoardError,
@@ -24,7 +24,7 @@ from board.exceptions import (
     RateLimited,
     Unauthorized,
 )
-from board.models import AgentToken, Entry, HourlyCounter, PostingPolicy, Principal
+from board.models import AgentToken, Entry, PostingPolicy, Principal
 from board.schemas import (
     EntryRequest,
     check_json_depth,
@@ -71,34 +71,56 @@ def token_revoke(*, name: str, now: datetime | None = None) -> int:
     )
 
 
-def caller_authenticate(*, token: str | None, address: str, touch: bool = False) -> Caller:
+def caller_authenticate(*, token: str | None, address: str) -> Caller:
     """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
+    Reads never write: a token's last use is recorded only by a write that succeeded."""
+    return caller_admit(token=token, address=address).caller
 
-    `touch` records when a token was last used for a write; reads never write.
-    """
-    if token is None:
-        return Caller(principal=None, address_source=address_source(address))
-    found = (
-        AgentToken.objects.select_related("principal")
-        .filter(token_hash=_token_hash(token), revoked_at__isnull=True)
-        .first()
-    )
-    if found is None:
+
+@dataclass(frozen=True)
+class Admission:
+    """Who is calling and the posting policy as the call arrived: one read (a post needs
+    both; the MCP transport reads both once for every tool)."""
+
+    caller: Caller
+    policy: PostingPolicy
+
+
+def caller_admit(*, token: str | None, address: str) -> Admission:
+    """The caller and the posting policy, in one statement; an unknown or revoked token
+    raises Unauthorized, which carries the policy so a post can still count the refusal."""
+    policy, caller = _admission_read(token, address)
+    if caller is None:
         raise Unauthorized()
-    if touch:
-        _token_touch(found)
-    return Caller(principal=found.principal, address_source=address_source(address))
+    return Admission(caller=caller, policy=policy)
 
 
-def _token_touch(token: AgentToken) -> None:
-    # A write per request would serialize every call on SQLite; a minute's precision is
-    # all an operator needs to see which tokens are in use. Best effort: a busy database
-    # must not turn into a refused call.
-    now = timezone.now()
-    if token.last_used_at is not None and now - token.last_used_at <= timedelta(minutes=1):
+def _admission_read(token: str | None, address: str) -> tuple[PostingPolicy, Caller | None]:
+    """The policy, and the caller (None for an unknown or revoked token)."""
+    policy, found = statements.posting_read(None if token is None else _token_hash(token))
+    source = address_source(address)
+    if found is None:
+        caller = None if token is not None else Caller(principal=None, address_source=source)
+        return policy, caller
+    return policy, Caller(
+        principal=found.principal,
+        address_source=source,
+        token_id=found.id,
+        token_used_at=found.last_used_at,
+    )
+
+
+def _token_touch(caller: Caller, now: datetime) -> None:
+    # After a post that succeeded only (SPEC 5.1: refusals write nothing but their count).
+    # A minute's precision is all an operator needs to see which tokens are in use, so it
+    # writes at most once a minute a token. Best effort: a busy database must not turn a
+    # saved post into an error.
+    if caller.token_id is None:
+        return
+    if caller.token_used_at is not None and now - caller.token_used_at <= timedelta(minutes=1):
         return
     try:
-        AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        statements.token_touch(token_id=caller.token_id, now=now)
     except DatabaseError as error:
         log.warning("token last-use write failed: %s", type(error).__name__)
 
@@ -162,26 +184,17 @@ def overall_hourly_limit(policy: PostingPolicy) -> int:
     return settings.SETTLE_OVERALL_HOURLY_LIMIT
 
 
-def counter_take(*, source: str, limit: int, now: datetime) -> int | None:
-    """Count one more for `source` this clock hour; None when that would pass `limit`.
+def counter_take(*, source: str, limit: int, now: datetime) -> bool:
+    """Count one more for `source` this clock hour; False when that would pass `limit`.
 
     One conditional upsert, so concurrent callers in any process can never push the
     count past the limit, and a refused call is not counted.
     """
-    if limit <= 0:
-        return None
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    table = connection.ops.quote_name(HourlyCounter._meta.db_table)
-    hour_param = HourlyCounter._meta.get_field("hour").get_db_prep_save(hour, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (source, hour, count) VALUES (%s, %s, 1) "
-            f"ON CONFLICT (source, hour) DO UPDATE SET count = {table}.count + 1 "
-            f"WHERE {table}.count < %s RETURNING count",
-            [source, hour_param, limit],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
+    return statements.counter_take(source=source, limit=limit, hour=_hour(now))
+
+
+def _hour(now: datetime) -> datetime:
+    return now.replace(minute=0, second=0, microsecond=0)
 
 
 def seconds_to_next_hour(now: datetime) -> int:
@@ -199,7 +212,7 @@ class PostedEntry:
     replayed: bool
 
 
-def entry_post(
+def entry_post_received(
     *,
     token: str | None,
     address: str,
@@ -207,35 +220,23 @@ def entry_post(
     header_key: str | None = None,
     route: str,
     now: datetime | None = None,
+    admission: Admission | None = None,
 ) -> PostedEntry:
+    """A post as it comes off the wire (HTTP body bytes, MCP arguments): step 1, then
+    `entry_post`. `admission` is the caller and policy a transport already read."""
     now = now or timezone.now()
     try:
-        policy = posting_policy_current()
-        caller, request = _admit(
-            token=token, address=address, body=body, header_key=header_key, policy=policy,
-            route=route, now=now,
+        admission, request = _admit(
+            token=token, address=address, body=body, header_key=header_key,
+            admission=admission, now=now,
         )
     except DatabaseError as error:
         # Nothing of the write has begun yet: whatever failed, nothing was saved.
         log.warning("post refused before its claim: %s", type(error).__name__)
         raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
-
-    # Steps 3 to 7: the receipt engine claims the identity and creates the entry once.
-    settled = receipts.receipt_execute(
-        identity=receipts.Identity(
-            scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
-        ),
-        digests=field_digests(request.content()),
-        route=route,
-        now=now,
-        retention=settings.SETTLE_ENTRY_RETENTION,
-        claim_wait_seconds=settings.SETTLE_CLAIM_WAIT_SECONDS,
-        perform=lambda: _entry_create(
-            request, caller=caller, policy=policy, route=route, now=now
-        ),
-        load=lambda entry_id: Entry.objects.filter(pk=entry_id).first(),
+    return entry_post(
+        caller=admission.caller, request=request, route=route, now=now, policy=admission.policy
     )
-    return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
 
 
 def _admit(
@@ -244,14 +245,17 @@ def _admit(
     address: str,
     body: bytes | dict | None,
     header_key: str | None,
-    policy: PostingPolicy,
-    route: str,
+    admission: Admission | None,
     now: datetime,
-) -> tuple[Caller, EntryRequest]:
-    """Steps 1 and 2: who is calling, what they sent, and whether their source may try."""
-    # Step 1: token, then shape. Refusals write nothing but count against the address.
+) -> tuple[Admission, EntryRequest]:
+    """Step 1: token, then shape. Refusals write nothing but count against the address."""
+    if admission is None:
+        policy, caller = _admission_read(token, address)
+    else:
+        policy, caller = admission.policy, admission.caller
     try:
-        caller = caller_authenticate(token=token, address=address, touch=True)
+        if caller is None:
+            raise Unauthorized()
         if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
             raise Unauthorized("posting needs a bearer token on this server")
         data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
@@ -261,51 +265,133 @@ def _admit(
             source=address_source(address), limit=source_hourly_limit(None, policy), now=now
         )
         raise
+    return Admission(caller=caller, policy=policy), request
 
-    # Step 2: every attempt counts, retries included; what this limit refuses does not.
-    if counter_take(
-        source=caller.source, limit=source_hourly_limit(caller, policy), now=now
-    ) is None:
+
+def entry_post(
+    *,
+    caller: Caller,
+    request: EntryRequest,
+    route: str,
+    now: datetime,
+    policy: PostingPolicy | None = None,
+) -> PostedEntry:
+    """SPEC 5.1 steps 2 to 7 for a parsed request of a known caller.
+
+    `policy` is the posting policy as the call arrived (read with the token by the
+    wire adapters); read here when not given.
+
+    Statements on PostgreSQL for a new question (tests/board/test_statement_budget.py):
+    the counters (one autocommit statement that also looks for a committed receipt),
+    BEGIN, the claim, the entry with its receipt's result_id and attempt log, COMMIT;
+    with the adapter's read of token and policy, six. A replay: the counters, then one
+    autocommit statement that locks and counts the receipt, logs the attempt and reads
+    the entry. Exactly one durable commit either way; the counters never wait on one.
+    """
+    try:
+        policy = policy or posting_policy_current()
+        identity = receipts.Identity(
+            scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+        )
+        hour = _hour(now)
+        # Step 2, and step 5 provisionally (see board/statements.py): one statement.
+        taken = statements.counters_take(
+            source=caller.source,
+            source_limit=source_hourly_limit(caller, policy),
+            overall=OVERALL_SOURCE,
+            overall_limit=overall_hourly_limit(policy),
+            hour=hour,
+            seen_sql=receipts.receipt_seen_sql(identity),
+        )
+    except DatabaseError as error:
+        log.warning("post refused before its claim: %s", type(error).__name__)
+        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
+    overall = _OverallTake(taken=bool(taken.overall), refused=taken.overall is False)
+    if not taken.source:
+        # Every attempt counts, retries included; what this limit refuses does not.
+        overall.give_back(hour)
         receipts.attempt_record(
-            identity=receipts.Identity(
-                scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
-            ),
-            route=route,
-            outcome=Attempt.Outcome.RATE_LIMITED,
-            now=now,
+            identity=identity, route=route, outcome=Attempt.Outcome.RATE_LIMITED, now=now
         )
         raise RateLimited(limit="source", retry_after=seconds_to_next_hour(now))
-    return caller, request
+
+    def before() -> None:
+        """Steps 4 to 6, inside the claim's transaction."""
+        # `policy` was read as the call arrived: a pause that lands while this
+        # transaction runs did not exist when the agent asked, so it is judged without.
+        if policy.paused:
+            raise PostingPaused(reason=policy.pause_reason)
+        if overall.refused:
+            raise RateLimited(limit="overall", retry_after=seconds_to_next_hour(now))
+        if not overall.taken:
+            # The receipt was seen, then purged before this claim: rare; take it here.
+            if not counter_take(
+                source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=now
+            ):
+                raise RateLimited(limit="overall", retry_after=seconds_to_next_hour(now))
+        if request.type == Entry.Type.REPLY:
+            _require_open_question(request.parent_id, now)
+
+    def after(entry: Entry) -> None:
+        signals.entry_created.send(sender=Entry, entry=entry, now=now)
+
+    try:
+        settled = receipts.receipt_execute(
+            identity=identity,
+            digests=field_digests(request.content()),
+            route=route,
+            now=now,
+            retention=settings.SETTLE_ENTRY_RETENTION,
+            effect=receipts.Effect(model=Entry, values=_entry_values(request, caller, route, now)),
+            before=before,
+            after=after,
+            seen=taken.seen,
+        )
+    except BaseException:
+        overall.give_back(hour)
+        raise
+    if settled.replayed:
+        overall.give_back(hour)
+    _token_touch(caller, now)
+    return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
 
 
-def _entry_create(
-    request: EntryRequest, *, caller: Caller, policy: PostingPolicy, route: str, now: datetime
-) -> Entry:
-    """Steps 4 to 7, inside the claim's transaction."""
-    # `policy` was read as the call arrived: a pause that lands while this transaction
-    # runs did not exist when the agent asked, so the call is judged without it.
-    if policy.paused:
-        raise PostingPaused(reason=policy.pause_reason)
-    if counter_take(source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=now) is None:
-        raise RateLimited(limit="overall", retry_after=seconds_to_next_hour(now))
-    if request.type == Entry.Type.REPLY:
-        _require_open_question(request.parent_id, now)
-    entry = Entry.objects.create(
-        type=request.type,
-        parent_id=request.parent_id,
-        title=request.title,
-        body=request.body,
-        actor_name=request.actor_name,
-        actor_model=request.actor_model,
-        actor_trigger=request.actor_trigger,
-        submission_mode=request.submission_mode,
-        route=route,
-        source=caller.source,
-        principal=caller.principal,
-        created_at=now,
-    )
-    signals.entry_created.send(sender=Entry, entry=entry, now=now)
-    return entry
+@dataclass
+class _OverallTake:
+    """The provisional take of the overall counter, given back at most once when the
+    post makes no entry (a replay, a refusal, a fault)."""
+
+    taken: bool
+    refused: bool
+
+    def give_back(self, hour: datetime) -> None:
+        if not self.taken:
+            return
+        self.taken = False
+        try:
+            statements.counter_give_back(source=OVERALL_SOURCE, hour=hour)
+        except DatabaseError as error:
+            # Lost: the hour's limit is one lower until the hour ends. Never an error.
+            log.warning("overall counter give-back failed: %s", type(error).__name__)
+
+
+def _entry_values(request: EntryRequest, caller: Caller, route: str, now: datetime) -> dict:
+    return {
+        "type": request.type,
+        "parent_id": request.parent_id,
+        "title": request.title,
+        "body": request.body,
+        "actor_name": request.actor_name,
+        "actor_model": request.actor_model,
+        "actor_trigger": request.actor_trigger,
+        "submission_mode": request.submission_mode,
+        "visible": True,
+        "deleted_at": None,
+        "route": route,
+        "source": caller.source,
+        "principal_id": caller.principal.pk if caller.principal else None,
+        "created_at": now,
+    }
 
 
 def _require_open_question(parent_id: int, now: datetime) -> None:

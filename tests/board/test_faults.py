@@ -10,10 +10,10 @@ import threading
 import psycopg
 import pytest
 from django.db import OperationalError, connection
-from django.db.models.signals import post_save
 from django.test import Client
 
 from board.models import Entry
+from board.signals import entry_created
 from tests.conftest import counts, question
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,18 +38,25 @@ def post(payload: dict):
 
 @pytest.mark.postgres
 def test_it_answers_not_committed_when_the_connection_dies_between_the_writes():
-    # given: the entry row is written, then the backend is killed before the receipt's
+    # given: the entry is written (entry_created is sent inside its transaction), then the
+    # backend is killed, and the transaction's next write (a receiver's, as the outbox
+    # writes its row) meets the dead connection before COMMIT is ever sent
     killer = other_connection()
 
-    def kill_backend(sender, instance, created, **kwargs):
-        killer.execute("SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid])
+    def kill_backend(sender, entry, now, **kwargs):
+        # With a timeout, pg_terminate_backend returns once the backend is gone.
+        killer.execute(
+            "SELECT pg_terminate_backend(%s, 5000)", [connection.connection.info.backend_pid]
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
 
-    post_save.connect(kill_backend, sender=Entry)
+    entry_created.connect(kill_backend, sender=Entry)
     try:
         # when
         response = post(question())
     finally:
-        post_save.disconnect(kill_backend, sender=Entry)
+        entry_created.disconnect(kill_backend, sender=Entry)
         killer.close()
 
     # then
@@ -95,12 +102,12 @@ def test_it_answers_in_progress_while_another_transaction_holds_the_claim():
     holding, release = threading.Event(), threading.Event()
     holder = threading.current_thread()
 
-    def hold_the_claim(sender, instance, created, **kwargs):
+    def hold_the_claim(sender, entry, now, **kwargs):
         if threading.current_thread() is not holder:
             holding.set()
             release.wait(20)
 
-    post_save.connect(hold_the_claim, sender=Entry)
+    entry_created.connect(hold_the_claim, sender=Entry)
     first = {}
     worker = threading.Thread(target=lambda: first.update(response=post(payload)))
     try:
@@ -112,7 +119,7 @@ def test_it_answers_in_progress_while_another_transaction_holds_the_claim():
     finally:
         release.set()
         worker.join()
-        post_save.disconnect(hold_the_claim, sender=Entry)
+        entry_created.disconnect(hold_the_claim, sender=Entry)
 
     # then
     assert waiting.status_code == 409

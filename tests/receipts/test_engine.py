@@ -30,7 +30,6 @@ def execute(who: services.Identity, fields: dict, *, now=None, effect=lambda: 42
         route="api",
         now=now or timezone.now(),
         retention=DAY,
-        claim_wait_seconds=5,
         perform=lambda: SimpleNamespace(pk=effect()),
         load=lambda result_id: SimpleNamespace(pk=result_id),
     )

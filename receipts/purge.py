@@ -1,0 +1,312 @@
+"""Retention's side of the idempotency engine: receipts into tombstones, in batches.
+
+The purges (maintenance.services) decide *which* receipts go; these functions know how
+receipts are found, locked and replaced by tombstones. On PostgreSQL selections that
+lock use SKIP LOCKED, so two purge runs split the work and a purge never waits behind a
+retry that holds a receipt (a retry bumps `attempts`, which locks the row); on SQLite
+the immediate write transaction serializes everything.
+
+Plain SQL, batched: a purge moves thousands of rows a second, and the ORM's cost per
+row (model instances, a parameter per value in `IN (...)`) was most of the time. On
+PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once.
+"""
+
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db import connection
+
+from receipts.fingerprint import identity_key
+from receipts.models import Attempt, Receipt, Tombstone
+
+
+@dataclass(slots=True)
+class ReceiptRow:
+    """The columns a purge needs; never the digests. (Slots, not frozen: a purge builds
+    thousands of these a second, and a frozen dataclass is several times slower to make.)"""
+
+    id: int
+    scope: str | None
+    operation: str | None
+    # None on PostgreSQL, where the identity stays in the database (see _receipt_rows).
+    request_id: uuid.UUID | None
+    state: str
+    result_id: int | None
+    # Whether the receipt had expired at the `now` the query was given (compared by the
+    # database), and its expiry as the database returned it, parsed only when needed:
+    # converting thousands of timestamps a batch was a large share of a purge's time.
+    expired: bool
+    expires_raw: object
+
+    @property
+    def key(self) -> uuid.UUID:
+        return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
+
+    @property
+    def receipt_expires_at(self) -> datetime:
+        return _read_moment(self.expires_raw)
+
+
+def sql_in(column: str, values: Collection) -> tuple[str, list]:
+    """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL.
+
+    The array goes as one text literal (`{1,2,3}`) cast on the server: building it with
+    `join` is far cheaper than the driver adapting thousands of values one by one.
+    """
+    values = list(values)
+    if connection.vendor == "postgresql":
+        kind = "uuid" if values and isinstance(values[0], uuid.UUID) else "bigint"
+        return f"{column} = ANY(%s::{kind}[])", [_array_literal(values)]
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
+
+
+def _array_literal(values: Collection) -> str:
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+def skip_locked() -> str:
+    """Lock the selected rows, skipping those another transaction holds (PostgreSQL);
+    nothing on SQLite, where the write transaction already excludes everyone else."""
+    return " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+
+
+def sql_moment(moment: datetime):
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
+def _read_moment(value) -> datetime:
+    # PostgreSQL returns aware datetimes; SQLite returns UTC text to a raw query.
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+_RECEIPTS = Receipt._meta.db_table
+
+
+def _receipt_rows(
+    where: str, params: list, *, now: datetime, tail: str = "", with_expiry: bool = True
+) -> list[ReceiptRow]:
+    postgres = connection.vendor == "postgresql"
+    # On PostgreSQL the tombstones are made in SQL from the receipt rows themselves
+    # (receipts_entomb), so the identity need not travel; the expiry only where asked.
+    identity = "NULL, NULL, NULL" if postgres else "scope, operation, request_id"
+    expiry = "receipt_expires_at"
+    if postgres:
+        expiry = "receipt_expires_at::text" if with_expiry else "NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, {identity}, state, result_id, {expiry}, receipt_expires_at <= %s "
+            f"FROM {_RECEIPTS} WHERE {where}{tail}",
+            [sql_moment(now), *params],
+        )
+        rows = cursor.fetchall()
+    return [
+        ReceiptRow(
+            id=row[0],
+            scope=row[1],
+            operation=row[2],
+            # SQLite keeps 32 hex digits; a UUID's text is the canonical form.
+            request_id=uuid.UUID(row[3]) if row[3] else None,
+            state=row[4],
+            result_id=row[5],
+            expires_raw=row[6],
+            expired=bool(row[7]),
+        )
+        for row in rows
+    ]
+
+
+def receipts_due(
+    *,
+    operation: str,
+    now: datetime,
+    limit: int,
+    after: tuple[datetime, int] | None = None,
+    state: str | None = None,
+    lock: bool = True,
+) -> list[ReceiptRow]:
+    """Receipts expired at `now`, oldest expiry first; with `lock`, locked (PostgreSQL,
+    skipping rows another transaction holds).
+
+    `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
+    past receipts it had to leave (a thread not yet wholly expired) instead of rereading
+    them every batch.
+    """
+    where = "operation = %s AND receipt_expires_at <= %s"
+    params: list = [operation, sql_moment(now)]
+    if state is not None:
+        where += " AND state = %s"
+        params.append(state)
+    if after is not None:
+        # The first condition is the one the expiry index can start from.
+        moment, last_id = after
+        where += " AND receipt_expires_at >= %s AND (receipt_expires_at > %s OR id > %s)"
+        params += [sql_moment(moment), sql_moment(moment), last_id]
+    tail = f" ORDER BY receipt_expires_at, id LIMIT {int(limit)}"
+    return _receipt_rows(where, params, now=now, tail=tail + (skip_locked() if lock else ""))
+
+
+def receipts_for_results(
+    *, operation: str, result_ids: Collection[int], now: datetime, lock: bool = False
+) -> list[ReceiptRow]:
+    """The receipts of these results (`expired` as of `now`); with `lock`, only those
+    this transaction could lock."""
+    if not result_ids:
+        return []
+    condition, params = sql_in("result_id", result_ids)
+    return _receipt_rows(
+        f"operation = %s AND {condition}", [operation, *params],
+        now=now, tail=skip_locked() if lock else "",
+    )
+
+
+def receipts_claim_for_results(
+    *, operation: str, result_ids: Collection[int], now: datetime
+) -> tuple[list[ReceiptRow], set[int]]:
+    """Lock the receipts of these results (`expired` as of `now`).
+
+    Returns the rows this transaction now holds, and the results with a receipt it could
+    not lock: on PostgreSQL a receipt another transaction holds (a retry counting its
+    attempt, another purge) is skipped, not waited for. Counting first keeps the usual
+    case, nothing skipped, to one extra cheap query.
+    """
+    if not result_ids:
+        return [], set()
+    condition, params = sql_in("result_id", result_ids)
+    where = f"operation = %s AND {condition}"
+    held = _receipt_rows(
+        where, [operation, *params], now=now, tail=skip_locked(), with_expiry=False
+    )
+    if connection.vendor != "postgresql":
+        return held, set()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {_RECEIPTS} WHERE {where}", [operation, *params])
+        if cursor.fetchone()[0] == len(held):
+            return held, set()
+        cursor.execute(f"SELECT id, result_id FROM {_RECEIPTS} WHERE {where}", [operation, *params])
+        held_ids = {row.id for row in held}
+        return held, {result for id_, result in cursor.fetchall() if id_ not in held_ids}
+
+
+def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
+    """Lock these receipts (PostgreSQL), leaving out any another transaction holds."""
+    if not ids:
+        return []
+    condition, params = sql_in("id", ids)
+    return _receipt_rows(condition, params, now=now, tail=skip_locked(), with_expiry=False)
+
+
+def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: timedelta) -> int:
+    """Replace receipts by tombstones; call inside the transaction that locked them.
+
+    One tombstone per identity: the 16-byte identity digest as key, the reason, and
+    `receipt_expires_at + tombstone_retention`. A stale tombstone of the same identity
+    (expired, not yet purged, then the id was used again) is overwritten.
+    """
+    if not receipts:
+        return 0
+    if connection.vendor == "postgresql":
+        return _entomb_in_postgresql(receipts, tombstone_retention)
+    tombstones = {
+        row.key: Tombstone(
+            key=row.key,
+            reason=_reason(row.state),
+            expires_at=tombstone_expiry_day(row.receipt_expires_at + tombstone_retention),
+        )
+        for row in receipts
+    }
+    Tombstone.objects.bulk_create(
+        tombstones.values(),
+        update_conflicts=True,
+        unique_fields=["key"],
+        update_fields=["reason", "expires_at"],
+    )
+    delete_ids(Receipt, [row.id for row in receipts])
+    return len(tombstones)
+
+
+def tombstone_expiry_day(moment: datetime) -> date:
+    """The day a tombstone expires: `moment` rounded up to a midnight (UTC)."""
+    moment = moment.astimezone(UTC)
+    day = moment.date()
+    return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
+
+
+def _reason(state: str) -> int:
+    return Tombstone.Reason.DELETED if state == Receipt.State.DELETED else Tombstone.Reason.EXPIRED
+
+
+def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta) -> int:
+    # One statement: the receipts are deleted and their tombstones made from what the
+    # DELETE returns, the key computed as receipts.fingerprint.identity_key does it (the
+    # first 16 bytes of sha256 of "scope NUL operation NUL request_id"). The tests check
+    # that the two agree.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH gone AS (
+                DELETE FROM {_RECEIPTS} WHERE id = ANY(%(ids)s::bigint[])
+                RETURNING scope, operation, request_id, state, receipt_expires_at
+            )
+            INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at)
+            SELECT
+                encode(substring(sha256(
+                    convert_to(scope, 'UTF8') || '\\x00'::bytea
+                    || convert_to(operation, 'UTF8') || '\\x00'::bytea
+                    || convert_to(request_id::text, 'UTF8')
+                ) FROM 1 FOR 16), 'hex')::uuid,
+                CASE WHEN state = %(deleted_state)s THEN %(deleted)s ELSE %(expired)s END,
+                -- rounded up to a midnight UTC (see Tombstone.expires_at)
+                ((receipt_expires_at + %(retention)s) AT TIME ZONE 'UTC'
+                    + interval '1 day' - interval '1 microsecond')::date
+            FROM gone
+            ORDER BY 1
+            ON CONFLICT (key) DO UPDATE
+                SET reason = EXCLUDED.reason, expires_at = EXCLUDED.expires_at
+            """,
+            {
+                "ids": _array_literal(row.id for row in receipts),
+                "deleted_state": Receipt.State.DELETED.value,
+                "deleted": int(Tombstone.Reason.DELETED),
+                "expired": int(Tombstone.Reason.EXPIRED),
+                "retention": retention,
+            },
+        )
+        return cursor.rowcount
+
+
+def tombstones_purge(*, now: datetime, limit: int) -> int:
+    """Remove up to `limit` tombstones past their expiry; after that an old id is unknown."""
+    due = Tombstone.objects.filter(expires_at__lte=now).order_by("expires_at")[:limit]
+    keys = list(due.select_for_update(skip_locked=True).values_list("key", flat=True))
+    return delete_ids(Tombstone, keys)
+
+
+def attempts_purge(*, before: datetime, limit: int) -> int:
+    """Remove up to `limit` attempts logged before `before`."""
+    due = Attempt.objects.filter(created_at__lt=before).order_by("created_at")[:limit]
+    ids = list(due.select_for_update(skip_locked=True).values_list("id", flat=True))
+    return delete_ids(Attempt, ids)
+
+
+def delete_ids(model, ids: Collection) -> int:
+    """`DELETE ... WHERE pk IN (...)` without the ORM's cascade collector.
+
+    The collector reads every row (and its relations) before deleting; the purges have
+    already decided and locked what goes, so one plain statement does.
+    """
+    if not ids:
+        return 0
+    field = model._meta.pk
+    if field.get_internal_type() == "UUIDField":  # text on SQLite
+        ids = [field.get_db_prep_value(value, connection) for value in ids]
+    condition, params = sql_in(connection.ops.quote_name(field.column), ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {condition}",
+            params,
+        )
+        return cursor.rowcount

@@ -1,0 +1,334 @@
+"""The write path over real HTTP: gunicorn (2 sync workers) driven by `wrk` from another
+process, 32 connections, 10 seconds a case. Run with `make bench` (DATABASE_URL selects
+PostgreSQL; SQLite by default, in its own file `var/bench.sqlite3`).
+
+Every ratio is against the ceiling measured in the same run: `POST /api/v1/request-ids`
+without a token touches no database, so it is what this stack (gunicorn, Django, ninja,
+the middleware) costs on its own on this machine at this moment. It is measured first
+and last; the ratios use the higher of the two, so a noisy neighbour flatters nothing.
+
+`wrk` is C: at these rates it uses a small fraction of one core (its CPU time per case
+is printed), so the client is not what limits a case. On Debian: `apt-get install wrk`.
+
+Cases: ceiling, new authenticated questions (a fresh request_id each), replays of saved
+questions, new questions over MCP `post_entry`, a 64-way storm on ONE request_id (one
+entry, no 5xx), and a page of 50 replies. Then one line:
+`bench: new/ceiling=R replay/ceiling=R mcp/http=R storm_entries=N p99/p50=R`
+(p99/p50 the worst case's).
+"""
+
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
+CONNECTIONS = 32
+WORKERS = 2
+
+# Every thread's counts are gathered in `done`; one JSON line is all the parent reads.
+LUA_COMMON = r"""
+local threads = {}
+local counter = 1
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+  table.insert(threads, thread)
+end
+fivexx = 0
+other = 0
+function response(status, headers, body)
+  if status >= 500 then fivexx = fivexx + 1
+  elseif status >= 300 then other = other + 1 end
+end
+function done(summary, latency, requests)
+  local f, o = 0, 0
+  for _, t in ipairs(threads) do
+    f = f + t:get("fivexx")
+    o = o + t:get("other")
+  end
+  io.write(string.format(
+    "RESULT {\"requests\": %d, \"seconds\": %f, \"p50\": %d, \"p99\": %d, " ..
+    "\"fivexx\": %d, \"other\": %d, \"socket_errors\": %d}\n",
+    summary.requests, summary.duration / 1e6, latency:percentile(50),
+    latency:percentile(99), f, o,
+    summary.errors.connect + summary.errors.read + summary.errors.write
+      + summary.errors.timeout))
+end
+"""
+
+LUA_FRESH_UUID = r"""
+local function uuid4()
+  local t = {}
+  for i = 1, 16 do t[i] = math.random(0, 255) end
+  t[7] = 64 + (t[7] % 16)
+  t[9] = 128 + (t[9] % 64)
+  return string.format(
+    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+    unpack(t))
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + id * 7919 + math.floor(os.clock() * 1e6))
+end
+"""
+
+
+def lua_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string literal is a valid Lua string literal here
+
+
+def question_payload(request_id: str, n: int = 0) -> dict:
+    return {
+        "request_id": request_id,
+        "type": "question",
+        "title": f"Bench question {n}",
+        "body": "Does a safe post cost what an unsafe one does?",
+        "actor": {"name": "bench", "model": "wrk", "trigger": "make bench"},
+        "submission_mode": "autonomous",
+    }
+
+
+def new_post_script(token: str, *, mcp: bool) -> str:
+    # The body is assembled around a fresh UUID per request.
+    template = json.dumps(question_payload("RID"))
+    if mcp:
+        arguments = question_payload("RID")
+        template = json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "post_entry", "arguments": arguments},
+        })
+    before, after = template.split("RID")
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    if mcp:
+        headers.update({"Accept": "application/json", "MCP-Protocol-Version": "2025-06-18"})
+    header_lua = "\n".join(
+        f"wrk.headers[{lua_string(k)}] = {lua_string(v)}" for k, v in headers.items()
+    )
+    return LUA_COMMON + LUA_FRESH_UUID + f"""
+wrk.method = "POST"
+{header_lua}
+local before, after = {lua_string(before)}, {lua_string(after)}
+function request()
+  return wrk.format(nil, nil, nil, before .. uuid4() .. after)
+end
+"""
+
+
+def fixed_bodies_script(token: str | None, bodies: list[str], method: str = "POST") -> str:
+    items = ",\n".join(lua_string(body) for body in bodies)
+    auth = f'wrk.headers["Authorization"] = {lua_string("Bearer " + token)}' if token else ""
+    return LUA_COMMON + f"""
+wrk.method = {lua_string(method)}
+wrk.headers["Content-Type"] = "application/json"
+{auth}
+local bodies = {{
+{items}
+}}
+local i = 0
+function init(args) i = id * 7 end
+function request()
+  i = i + 1
+  return wrk.format(nil, nil, nil, bodies[(i % #bodies) + 1])
+end
+"""
+
+
+def plain_script(method: str, token: str | None = None) -> str:
+    auth = f'wrk.headers["Authorization"] = {lua_string("Bearer " + token)}' if token else ""
+    return LUA_COMMON + f'wrk.method = {lua_string(method)}\n{auth}\n'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def bench_environment() -> dict:
+    env = {
+        **os.environ,
+        "DEBUG": "false",
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or "bench-only-" + "x" * 40,
+        # Limits out of the way: the bench measures the write path, not the refusal.
+        "SETTLE_SOURCE_HOURLY_LIMIT": str(10**9),
+        "SETTLE_OVERALL_HOURLY_LIMIT": str(10**9),
+    }
+    if not env.get("DATABASE_URL"):
+        env["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / 'bench.sqlite3'}"
+    return env
+
+
+def manage(env: dict, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env,
+        capture_output=True, text=True, check=True,
+    )
+    return done.stdout
+
+
+def start_server(env: dict) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    log = open(ROOT / "var" / "bench-gunicorn.log", "w")  # noqa: SIM115 (lives with the server)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "board.wsgi", "--workers", str(WORKERS),
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "--backlog", "2048"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/v1/threads", timeout=5)
+            return process, base
+        except urllib.error.HTTPError:
+            return process, base
+        except OSError:
+            time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    raise SystemExit("gunicorn did not start; see var/bench-gunicorn.log")
+
+
+def post_json(url: str, payload: dict, token: str) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def run_wrk(url: str, script: str, *, connections: int = CONNECTIONS) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        done = subprocess.run(
+            ["wrk", "-t2", f"-c{connections}", f"-d{DURATION}s", "--timeout", "30s",
+             "-s", handle.name, url],
+            capture_output=True, text=True, check=True,
+        )
+    finally:
+        os.unlink(handle.name)
+    match = re.search(r"^RESULT (.*)$", done.stdout, re.MULTILINE)
+    if match is None:
+        raise SystemExit("wrk printed no result:\n" + done.stdout + done.stderr)
+    result = json.loads(match.group(1))
+    now_used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (now_used.ru_utime - used.ru_utime) + (now_used.ru_stime - used.ru_stime)
+    result["client_cpu"] = cpu / result["seconds"]
+    result["rps"] = result["requests"] / result["seconds"]
+    return result
+
+
+def warm(url: str, script: str) -> None:
+    # A second of traffic first, so every worker has imported, connected and compiled.
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        subprocess.run(["wrk", "-t1", "-c4", "-d1s", "-s", handle.name, url],
+                       capture_output=True, check=False)
+    finally:
+        os.unlink(handle.name)
+
+
+def count_entries_with(env: dict, request_id: str) -> int:
+    return int(manage(
+        env, "shell", "-c",
+        "from receipts.models import Receipt; from board.models import Entry;"
+        f"ids = Receipt.objects.filter(request_id='{request_id}').values_list('result_id', "
+        "flat=True); print(Entry.objects.filter(pk__in=list(ids)).count())",
+    ).strip().splitlines()[-1])
+
+
+def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit(
+            "make bench needs wrk (a C HTTP load generator). On Debian or Ubuntu: "
+            "sudo apt-get install wrk"
+        )
+    env = bench_environment()
+    engine = "postgresql" if env["DATABASE_URL"].startswith("postgres") else "sqlite"
+    manage(env, "migrate", "--noinput", "-v", "0")
+    token = manage(env, "issue_token", f"bench-{uuid.uuid4().hex[:8]}").strip().splitlines()[-1]
+
+    process, base = start_server(env)
+    try:
+        rows = []
+
+        def case(name: str, path: str, script: str, connections: int = CONNECTIONS) -> dict:
+            warm(base + path, script)
+            result = run_wrk(base + path, script, connections=connections)
+            result["name"] = name
+            rows.append(result)
+            print(
+                f"  {name:<26} {result['rps']:8.0f} req/s  p50 {result['p50'] / 1000:7.1f} ms"
+                f"  p99 {result['p99'] / 1000:7.1f} ms  5xx {result['fivexx']}"
+                f"  other {result['other']}  sockerr {result['socket_errors']}"
+                f"  wrk cpu {result['client_cpu'] * 100:3.0f}%",
+                flush=True,
+            )
+            return result
+
+        # Fixtures for the replay and read cases, made through the API itself.
+        saved = []
+        for n in range(200):
+            payload = question_payload(str(uuid.uuid4()), n)
+            status, _ = post_json(base + "/api/v1/entries", payload, token)
+            assert status == 201, status
+            saved.append(json.dumps(payload))
+        status, thread = post_json(base + "/api/v1/entries", question_payload(str(uuid.uuid4())), token)
+        for n in range(50):
+            reply = question_payload(str(uuid.uuid4()), n)
+            del reply["title"]
+            reply.update(type="reply", parent_id=thread["id"])
+            assert post_json(base + "/api/v1/entries", reply, token)[0] == 201
+        storm_id = str(uuid.uuid4())
+        storm_body = json.dumps(question_payload(storm_id))
+
+        print(f"[{engine}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
+              f"{DURATION} s a case", flush=True)
+        before = case("ceiling before", "/api/v1/request-ids", plain_script("POST"))
+        new = case("new post", "/api/v1/entries", new_post_script(token, mcp=False))
+        replay = case("replay", "/api/v1/entries", fixed_bodies_script(token, saved))
+        mcp = case("new post over MCP", "/mcp", new_post_script(token, mcp=True))
+        storm = case("storm (64, one key)", "/api/v1/entries",
+                     fixed_bodies_script(token, [storm_body]), connections=64)
+        page = case("replies page (50)", f"/api/v1/threads/{thread['id']}/replies",
+                    plain_script("GET"))
+        after = case("ceiling after", "/api/v1/request-ids", plain_script("POST"))
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(10)
+
+    ceiling = max(before["rps"], after["rps"])
+    storm_entries = count_entries_with(env, storm_id)
+    measured = rows
+    worst = max(r["p99"] / max(r["p50"], 1) for r in measured)
+    failures = sum(r["fivexx"] for r in measured)
+    client = max(r["client_cpu"] for r in rows)
+    print(f"  wrk used at most {client * 100:.0f}% of one core; 5xx in all cases: {failures}")
+    print(
+        f"bench: new/ceiling={new['rps'] / ceiling:.2f} replay/ceiling={replay['rps'] / ceiling:.2f}"
+        f" mcp/http={mcp['rps'] / new['rps']:.2f} storm_entries={storm_entries}"
+        f" p99/p50={worst:.1f}"
+    )
+    del storm, page
+
+
+if __name__ == "__main__":
+    main()
