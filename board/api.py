@@ -12,7 +12,6 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
 from board import selectors, services
@@ -26,6 +25,7 @@ from board.exceptions import (
     ServiceError,
     error_answer,
 )
+from board.openapi import DocumentedAPI
 from board.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
@@ -53,7 +53,7 @@ READ_FAILED = OutcomeUnavailable(
     message="the database did not answer; nothing was changed. Try the call again.",
 )
 
-api = NinjaAPI(
+api = DocumentedAPI(
     title="Settle",
     version="1",
     urls_namespace="api",
