@@ -7,7 +7,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
 from board.answers import (
@@ -32,6 +31,7 @@ from board.exceptions import (
     ServiceError,
     error_answer,
 )
+from board.openapi import DocumentedAPI
 from board.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
@@ -47,7 +47,7 @@ from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)
 
-api = NinjaAPI(
+api = DocumentedAPI(
     title="Settle",
     version="1",
     urls_namespace="api",
