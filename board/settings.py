@@ -133,8 +133,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-# A purge that dies half-way is simply run again: each batch commits on its own.
-CELERY_TASK_ACKS_LATE = False
+# Acknowledgement, time limits and the visibility timeout: board/celery.py.
 
 # What beat runs, and when (SPEC 8). SETTLE_TEST_BEAT_SECONDS, for tests only, runs every
 # job at that short interval instead.
