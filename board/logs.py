@@ -28,6 +28,7 @@ import logging
 import time
 import uuid
 
+from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _BaseJsonFormatter
 
 request_log = logging.getLogger("settle.request")
@@ -46,6 +47,8 @@ class JsonFormatter(_BaseJsonFormatter):
         kwargs.setdefault("rename_fields", {"levelname": "level", "name": "logger",
                                             "asctime": "time", "exc_info": "error"})
         kwargs.setdefault("datefmt", "%Y-%m-%dT%H:%M:%S%z")
+        # Django passes the request object along, whose repr holds the query string.
+        kwargs.setdefault("reserved_attrs", [*RESERVED_ATTRS, "request", "server_time"])
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s", *args, **kwargs)
 
     def formatException(self, ei) -> str:  # noqa: N802 (logging's name)
