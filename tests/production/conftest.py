@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.celery_worker import test_database_url
-from tests.e2e.conftest import free_port
+from tests.e2e.conftest import free_port, gunicorn  # noqa: F401 (gunicorn's defaults)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "deploy" / "gunicorn.conf.py"
