@@ -15,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
-from board import selectors, services
+from board import metrics, selectors, services
 from board.callers import Caller, client_address
 from board.exceptions import (
     Answer,
@@ -170,6 +170,7 @@ def _database_error(request, error):
 # --- Calls: one function per endpoint, shared with the MCP tools (board/mcp.py) ------------
 
 
+@metrics.counted_post
 @answers
 def entry_post_answer(
     *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,
