@@ -1,18 +1,35 @@
 # Settle: `make run` to try it, `make test` to prove it.
 SHELL := /bin/bash
-PYTHON ?= python3.11
-VENV := .venv
+
+# The newest of Python 3.13, 3.12 and 3.11 that runs here, unless PYTHON names one.
+# (`python3.x -c ''` rather than `command -v`: a pyenv shim exists for every version
+# pyenv knows, and fails when that version is not selected.)
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(firstword $(foreach v,3.13 3.12 3.11,$(shell python$(v) -c '' 2>/dev/null && echo python$(v))))
+endif
+PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+# A venv belongs to one interpreter: when PYTHON names another, the venv is made anew.
+# CI keeps one venv per Python with VENV=.venv-3.11 and so on.
+export VENV ?= .venv
 PY := $(VENV)/bin/python
-# Development defaults; a deployment sets its own (see README, "Configuration").
+VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
+
+# Development defaults, for `make run`, `make manage` and `make test` only; a deployment
+# sets its own (README, "Configuration"), and `bin/settle` uses the environment as it is.
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
 
-.PHONY: run test bench install install-test clean
+.PHONY: run worker beat manage test bench install install-test clean
 
-$(VENV)/.installed: pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "Settle needs $(PYTHON) on PATH"; exit 1; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV_PYTHON):
+	@test -n "$(PYTHON_VERSION)" || { echo "Settle needs Python 3.11, 3.12 or 3.13 on PATH," \
+	  "or PYTHON=/path/to/python3.x; '$(or $(PYTHON),python3.x)' does not run"; exit 1; }
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV_PYTHON)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
@@ -30,6 +47,19 @@ run: install
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	bin/serve
 
+# The production processes, one each (deploy/Procfile runs the same three).
+worker: install
+	$(VENV)/bin/celery -A board worker --loglevel INFO
+
+# Exactly one beat for a whole deployment: README, "Why one beat".
+beat: install
+	mkdir -p var
+	$(VENV)/bin/celery -A board beat --loglevel INFO --schedule var/celerybeat-schedule
+
+# Any manage.py command with the development defaults: make manage ARGS="issue_token --name bot"
+manage: install
+	$(PY) manage.py $(ARGS)
+
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -38,4 +68,4 @@ bench: install-test
 	$(PY) -m pytest tests/bench -o python_files='bench_*.py' -s $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf .venv .venv-* var

@@ -14,7 +14,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils import timezone
 
-from board import selectors, services
+from board import metrics, selectors, services
 from board.callers import Caller, client_address
 from board.exceptions import (
     Answer,
@@ -104,6 +104,7 @@ def parse_entry_id(raw: str) -> int:
 # --- Calls: one function per endpoint and tool ------------------------------------------
 
 
+@metrics.counted_post
 @answers
 def entry_post_answer(
     *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,

@@ -6,6 +6,7 @@ deployment stops start-up instead of running with a silent default.
 
 import os
 import re
+import sys
 from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
@@ -69,3 +70,19 @@ def env_duration(name: str, default: str) -> timedelta:
 def env_list(name: str, default: str = "") -> list[str]:
     raw = os.environ.get(name, default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def settings_or_exit(*, exit_code: int = 1) -> None:
+    """Read the settings now; a configuration error ends the process in one line.
+
+    Called by each entry point (manage.py, wsgi.py, the Celery app) before anything else
+    touches the settings, so an operator sees `settle: SECRET_KEY must be set ...` and not
+    a forty-line traceback ending in it.
+    """
+    from django.conf import settings
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 (the read is the point: it loads the module)
+    except ImproperlyConfigured as error:
+        print(f"settle: {error}", file=sys.stderr)
+        sys.exit(exit_code)

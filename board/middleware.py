@@ -1,14 +1,22 @@
-"""Keeps every answer under /api/v1/ in the API's error shape.
+"""Board's middleware.
 
+`ApiErrorShapeMiddleware` keeps every answer under /api/v1/ in the API's error shape:
 Django and ninja answer some refusals before any view runs (a wrong method, a body over
-Django's own cap, an unexpected exception); this rewrites those into SPEC 5's shape.
+Django's own cap, an unexpected exception); it rewrites those into SPEC 5's shape.
+
+The rest serve production (SPEC 12): the request's log line and duration, Settle's own
+decision on https, and the probes answered before host validation.
 """
 
+import ipaddress
 import json
 import logging
+import ssl
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from board import health, logs, metrics
 from board.exceptions import BadRequest, BoardError, MethodNotAllowed, NotFound, error_answer
 
 log = logging.getLogger(__name__)
@@ -54,3 +62,95 @@ def _has_shape(response: HttpResponse) -> bool:
         return "error" in json.loads(response.content)
     except (ValueError, TypeError):
         return False
+
+
+# --- Serving in production (SPEC 12) ------------------------------------------------------
+
+_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+
+class ObservedRequestMiddleware:
+    """One JSON log line and one histogram sample per request, whatever answered it."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        state = logs.request_started(metrics.request_route(request.path_info))
+        response = self.get_response(request)
+        duration = logs.request_finished(
+            state,
+            # The method is the client's text too: an unknown one is logged as OTHER.
+            method=request.method if request.method in _METHODS else "OTHER",
+            path=request.path,
+            status=response.status_code,
+        )
+        metrics.request_observed(state["route"], duration)
+        return response
+
+
+def request_scheme(environ: dict) -> str:
+    """https when the connection is TLS, or when a trusted proxy says so; else http.
+
+    Under gunicorn the socket itself says whether it is TLS, so gunicorn's own reading of
+    X-Forwarded-Proto (its forwarded_allow_ips) is never relied on. Under another server
+    (runserver, the test client) that server's `wsgi.url_scheme` is its TLS.
+    """
+    sock = environ.get("gunicorn.socket")
+    if sock is not None:
+        if isinstance(sock, ssl.SSLSocket):
+            return "https"
+    elif environ.get("wsgi.url_scheme") == "https":
+        return "https"
+    if not peer_is_trusted_proxy(environ.get("REMOTE_ADDR", "")):
+        return "http"
+    # Proxies that append rather than replace leave the client's own claim on the left;
+    # the rightmost value is the one our trusted peer wrote.
+    hops = environ.get("HTTP_X_FORWARDED_PROTO", "").split(",")
+    return "https" if hops[-1].strip().lower() == "https" else "http"
+
+
+def peer_is_trusted_proxy(address: str) -> bool:
+    try:
+        parsed = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return False  # a unix socket, or nothing: not a proxy we named
+    return any(parsed in network for network in settings.SETTLE_TRUSTED_PROXIES)
+
+
+class ForwardedProtoMiddleware:
+    """Settle's own decision whether a request is https (request.is_secure, request.scheme,
+    HSTS, the CSRF checks and absolute URLs all follow it)."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.META["wsgi.url_scheme"] = request_scheme(request.META)
+        return self.get_response(request)
+
+
+class ProbeMiddleware:
+    """Answers /healthz, /readyz and /metrics before host validation and everything else.
+
+    A load balancer or Prometheus reaches a web process by address, with a Host that
+    ALLOWED_HOSTS rightly refuses; these answers never read the Host, build no URL and
+    set no cookie, so answering them whatever the Host is safe.
+    """
+
+    PROBES = {
+        "/healthz": health.healthz,
+        "/readyz": health.readyz,
+        "/metrics": metrics.metrics_view,
+    }
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        probe = self.PROBES.get(request.path_info)
+        if probe is None or request.method not in ("GET", "HEAD"):
+            return self.get_response(request)
+        response = probe(request)
+        # None: /metrics to a caller who may not read it, answered like an unknown path.
+        return self.get_response(request) if response is None else response

@@ -21,7 +21,8 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "settle-development-key-not-for-production"
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+# Django's test set-up adds `testserver` for tests; no deployment should answer to it.
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list(
     "CSRF_TRUSTED_ORIGINS", "http://localhost:8000,http://127.0.0.1:8000"
 )
@@ -41,7 +42,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First, so it also reshapes what the other middleware answer under /api/v1/.
+    # Outermost, so the request's log line and duration cover everything below.
+    "board.middleware.ObservedRequestMiddleware",
+    # Settle decides https itself, before anything asks request.is_secure().
+    "board.middleware.ForwardedProtoMiddleware",
+    # /healthz, /readyz and /metrics answer here, before host validation (SPEC 12).
+    "board.middleware.ProbeMiddleware",
+    # Before the rest, so it also reshapes what the other middleware answer under /api/v1/.
     "board.middleware.ApiErrorShapeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -132,11 +139,19 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# --- Static files ----------------------------------------------------------------------
+# Served by the app itself (whitenoise). After `collectstatic` (make run, a deploy) names
+# carry a content hash and are cached for a year, compressed; without it (development,
+# tests) the same URLs fall back to the plain names, found in the apps (board.staticfiles).
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "board.staticfiles.HashedStaticFilesStorage"},
+}
 
 LOGIN_URL = "/console/login/"
 
@@ -163,8 +178,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-# A purge that dies half-way is simply run again: each batch commits on its own.
-CELERY_TASK_ACKS_LATE = False
+# Acknowledgement, time limits and the visibility timeout: board/celery.py.
 
 # What beat runs, and when (SPEC 8). SETTLE_TEST_BEAT_SECONDS, for tests only, runs every
 # job at that short interval instead.
@@ -203,19 +217,19 @@ SETTLE_PUBLIC_URL = env_str("SETTLE_PUBLIC_URL").rstrip("/")
 SETTLE_ALLOW_ANONYMOUS = env_bool("SETTLE_ALLOW_ANONYMOUS", True)
 
 
-def _trusted_proxies() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def _networks(name: str, default: str = "") -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     networks = []
-    for item in env_list("SETTLE_TRUSTED_PROXIES"):
+    for item in env_list(name, default):
         try:
             networks.append(ipaddress.ip_network(item, strict=False))
         except ValueError:
             raise ImproperlyConfigured(
-                f"SETTLE_TRUSTED_PROXIES holds {item!r}, which is not an address or network"
+                f"{name} holds {item!r}, which is not an address or network"
             ) from None
     return networks
 
 
-SETTLE_TRUSTED_PROXIES = _trusted_proxies()
+SETTLE_TRUSTED_PROXIES = _networks("SETTLE_TRUSTED_PROXIES")
 SETTLE_SOURCE_HOURLY_LIMIT = env_int("SETTLE_SOURCE_HOURLY_LIMIT", 30)
 SETTLE_OVERALL_HOURLY_LIMIT = env_int("SETTLE_OVERALL_HOURLY_LIMIT", 600)
 SETTLE_ENTRY_RETENTION = env_duration("SETTLE_ENTRY_RETENTION", "30d")
@@ -235,12 +249,50 @@ SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
 SETTLE_MAX_BODY_BYTES = 256 * 1024
 SETTLE_MAX_JSON_DEPTH = 32
 
+# --- https and cookies (SPEC 12) ---------------------------------------------------------
+# Whether a request is https is decided by board.middleware.ForwardedProtoMiddleware:
+# TLS on the socket, or `X-Forwarded-Proto: https` from a peer in SETTLE_TRUSTED_PROXIES.
+# Django's SECURE_PROXY_SSL_HEADER stays unset: it would believe the header from anyone.
+if SETTLE_PUBLIC_URL.startswith("https://"):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+    _public_origin = "/".join(SETTLE_PUBLIC_URL.split("/")[:3])
+    if _public_origin not in CSRF_TRUSTED_ORIGINS:
+        CSRF_TRUSTED_ORIGINS.append(_public_origin)
+SESSION_COOKIE_HTTPONLY = True
+# The operator's decisions, not Settle's (README, "https and proxies"): HSTS for every
+# subdomain (W005) and the browsers' preload list (W021) bind other sites of the domain;
+# redirecting plain http (W008) is the TLS proxy's job, before a request reaches Settle.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W008", "security.W021"]
+
+# --- Metrics (SPEC 12) ---------------------------------------------------------------------
+
+SETTLE_METRICS_ALLOW = _networks("SETTLE_METRICS_ALLOW", "127.0.0.0/8,::1")
+SETTLE_METRICS_TOKEN = env_str("SETTLE_METRICS_TOKEN")
+
+# --- Logs: one JSON line per request and per job (board/logs.py) -------------------------
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "board.logs.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": "INFO"},
-    # Django logs a failed request's exception text, which may quote a database error
-    # with the request's content in it (SPEC 11.4); Settle logs error codes itself.
-    "loggers": {"django.request": {"level": "CRITICAL"}},
+    "loggers": {
+        # Django logs a failed request's exception text, which may quote a database error
+        # with the request's content in it (SPEC 11.4); Settle logs error codes itself.
+        "django.request": {"level": "CRITICAL"},
+        # Django's own handlers (plain text, tracebacks when DEBUG is on) give way to ours.
+        "django": {"level": "INFO"},
+        # Its own request lines (settle.request) replace the development server's.
+        "django.server": {"level": "WARNING", "propagate": True},
+        # The refused Host is the client's text; settle.request already logs the 400.
+        "django.security.DisallowedHost": {"level": "CRITICAL"},
+        # Celery's lines name a task's arguments and result, and quote a failure's text;
+        # settle.job writes one line per run instead.
+        "celery.app.trace": {"level": "CRITICAL"},
+        "celery.worker.strategy": {"level": "WARNING"},
+    },
 }
+# Keep this logging configuration in the worker too, instead of Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

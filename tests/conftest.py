@@ -115,13 +115,30 @@ def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+POSTGRES_ONLY = (
+    "needs PostgreSQL: it proves a claim about concurrent processes or a database fault that "
+    "SQLite cannot show; run DATABASE_URL=postgres://postgres@127.0.0.1:5432/settle "
+    "CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make test (or bash .ci/run)"
+)
+
+
 def pytest_collection_modifyitems(config, items):
     if is_postgres():
         return
-    skip = pytest.mark.skip(reason="needs PostgreSQL: run with DATABASE_URL=postgres://...")
+    skip = pytest.mark.skip(reason=POSTGRES_ONLY)
+    skipped = 0
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+            skipped += 1
+    config._settle_postgres_skips = skipped
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    # Said once at the end, where a newcomer reads `N skipped`, without needing -rs.
+    skipped = getattr(config, "_settle_postgres_skips", 0)
+    if skipped:
+        terminalreporter.write_line(f"{skipped} skipped: {POSTGRES_ONLY}")
 
 
 __all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "issue_agent"]

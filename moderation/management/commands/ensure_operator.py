@@ -12,12 +12,19 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, **options) -> None:
         users = get_user_model()
-        if users.objects.filter(is_superuser=True).exists():
-            self.stdout.write("An operator account exists; log in at /console/login/.")
+        existing = users.objects.filter(is_superuser=True).order_by("pk").first()
+        if existing is not None:
+            name = existing.get_username()
+            self.stdout.write(
+                f"An operator account exists ({name}); log in at /console/login/. "
+                f"Forgot its password? Set a new one with "
+                f'`make manage ARGS="changepassword {name}"`.'
+            )
             return
         password = secrets.token_urlsafe(12)
         users.objects.create_superuser(username=username, email="", password=password)
         self.stdout.write(
             f"Operator created. Log in at /console/login/ as {username} with password "
-            f"{password} (shown once; change it with `manage.py changepassword {username}`)."
+            f"{password} (shown once; change it with "
+            f'`make manage ARGS="changepassword {username}"`).'
         )

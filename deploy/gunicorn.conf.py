@@ -1,0 +1,174 @@
+"""Gunicorn's settings for Settle: `gunicorn -c deploy/gunicorn.conf.py` (SPEC 12).
+
+Everything a deployment changes comes from the environment, like Settle's own settings:
+
+* `SETTLE_BIND` (default `127.0.0.1:$PORT`, `PORT` defaulting to 8000): where to listen,
+  comma-separated for several addresses. Loopback by default: a TLS proxy sits in front.
+* `WEB_CONCURRENCY` (default 2 x cores + 1): sync worker processes. Each holds one
+  database connection, so workers x hosts + Celery must stay under PostgreSQL's
+  `max_connections` (README, "Running in production").
+* `SETTLE_TRUSTED_PROXIES`: the only peers whose forwarding headers gunicorn believes.
+  Gunicorn's own default believes `X-Forwarded-Proto` from any loopback client; this file
+  replaces it with Settle's list, and Settle decides https for itself anyway
+  (board.middleware.ForwardedProtoMiddleware), whatever gunicorn concluded.
+* `PROMETHEUS_MULTIPROC_DIR`: where the workers keep their metric counts so `/metrics`
+  adds them up across processes. By default a folder of this server's own under
+  `var/metrics/`, made at start and removed at exit; when set, it is emptied at start
+  (counts from a previous run would otherwise be added in).
+
+Flags on the command line win over this file (`--bind`, `--workers`, ...).
+"""
+
+import ipaddress
+import multiprocessing
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from gunicorn import glogging
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _refuse(message: str):
+    # One line and a non-zero exit, no traceback: the operator fixes one variable.
+    raise SystemExit(f"settle: {message}")
+
+
+def _workers() -> int:
+    raw = os.environ.get("WEB_CONCURRENCY", "").strip()
+    if not raw:
+        return 2 * multiprocessing.cpu_count() + 1
+    if not raw.isdigit() or int(raw) < 1:
+        _refuse(f"WEB_CONCURRENCY must be a whole number of at least 1, not {raw!r}")
+    return int(raw)
+
+
+def _trusted_proxies() -> str:
+    networks = []
+    for item in os.environ.get("SETTLE_TRUSTED_PROXIES", "").split(","):
+        if not item.strip():
+            continue
+        try:
+            networks.append(str(ipaddress.ip_network(item.strip(), strict=False)))
+        except ValueError:
+            _refuse(f"SETTLE_TRUSTED_PROXIES holds {item.strip()!r}, "
+                    "which is not an address or network")
+    # An empty string means nobody: gunicorn then never rewrites the scheme.
+    return ",".join(networks)
+
+
+wsgi_app = "board.wsgi:application"
+chdir = str(ROOT)
+bind = [
+    address.strip()
+    for address in (
+        os.environ.get("SETTLE_BIND") or f"127.0.0.1:{os.environ.get('PORT', '8000')}"
+    ).split(",")
+    if address.strip()
+]
+workers = _workers()
+worker_class = "sync"
+# A worker silent this long is killed and replaced. Settle's own waits are shorter: the
+# database connect timeout (5 s) and a claim's wait for another transaction (5 s).
+timeout = 30
+# On SIGTERM (a deploy, systemd stop) workers stop accepting and finish what they hold
+# for up to this long before being killed.
+graceful_timeout = 30
+forwarded_allow_ips = _trusted_proxies()
+# Request lines go to stdout as JSON (JsonAccessLogger); gunicorn's own messages and
+# Settle's application log to stderr.
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+# Gunicorn 25+ opens a control socket at one fixed path per user, which a second instance
+# on the same host (another port, a rolling restart) would collide with; signals suffice.
+control_socket_disable = True
+
+
+class JsonAccessLogger(glogging.Logger):
+    """Gunicorn's logger, writing JSON: the access line holds method, path (never the query
+    string), status and duration, and nothing else: no body, no headers, no address."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        from board.logs import JsonFormatter
+
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.setFormatter(JsonFormatter())
+
+    def access(self, resp, req, environ, request_time) -> None:
+        if not self.access_log_enabled:
+            return
+        status = resp.status.split(None, 1)[0] if isinstance(resp.status, str) else resp.status
+        self.access_log.info("access", extra={
+            "method": environ.get("REQUEST_METHOD"),
+            "path": environ.get("PATH_INFO"),
+            "status": int(status) if str(status).isdigit() else status,
+            "duration_ms": round(request_time.total_seconds() * 1000, 1),
+        })
+
+
+logger_class = JsonAccessLogger
+
+
+# --- Metrics across worker processes -----------------------------------------------------
+
+_OWN_METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+
+
+def on_starting(server) -> None:
+    if _OWN_METRICS_DIR:
+        folder = ROOT / "var" / "metrics" / f"gunicorn-{os.getpid()}"
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    folder = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    if _OWN_METRICS_DIR:
+        _remove_abandoned_metrics(folder.parent)
+
+
+def _remove_abandoned_metrics(parent: Path) -> None:
+    """Folders of masters that died without their exit hook (kill -9, a crash)."""
+    for folder in parent.glob("gunicorn-*"):
+        pid = folder.name.removeprefix("gunicorn-")
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def when_ready(server) -> None:
+    # SPEC 12: a configuration that cannot work is said in one line at start-up.
+    public_url = os.environ.get("SETTLE_PUBLIC_URL", "")
+    if (public_url.startswith("https://") and not server.cfg.is_ssl
+            and not forwarded_allow_ips):
+        server.log.warning(
+            "SETTLE_PUBLIC_URL is https but this server has no TLS certificate and "
+            "SETTLE_TRUSTED_PROXIES is empty: no request will be seen as https"
+        )
+
+
+def child_exit(server, worker) -> None:
+    # A dead worker's live gauges must not be read any more; its counters still count.
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server) -> None:
+    folder = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""))
+    if folder.name == f"gunicorn-{os.getpid()}":  # ours, not one the operator named
+        shutil.rmtree(folder, ignore_errors=True)
