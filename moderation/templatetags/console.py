@@ -1,4 +1,4 @@
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 
 from django import template
 from django.utils.html import format_html
@@ -7,10 +7,16 @@ register = template.Library()
 
 
 @register.simple_tag
-def utc(value: datetime | None):
-    """A time as UTC text, with UTC on hover; the console's script shows it in local time."""
+def utc(value: datetime | date | None):
+    """A time as UTC text, with UTC on hover; the console's script shows it in local time.
+
+    A bare date (a tombstone keeps its expiry as a day, rounded up) means the start of
+    that day in UTC, which is when it stops holding, so it is shown as that instant.
+    """
     if value is None:
         return "—"
+    if not isinstance(value, datetime):
+        value = datetime.combine(value, time.min, tzinfo=UTC)
     value = value.astimezone(UTC)
     return format_html(
         '<time datetime="{}" title="{} UTC">{} UTC</time>',
