@@ -32,3 +32,24 @@ def duration(value):
     from maintenance.selectors import describe_duration
 
     return describe_duration(value) if value is not None else "—"
+
+
+@register.filter
+def readable(value) -> str:
+    """An audit detail's value in words: `purge-a, purge-b` for a list, `not set` for
+    nothing, `yes`/`no`; never a Python repr such as `['purge-a']` or `None`."""
+    if value is None or value == "":
+        return "not set"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(readable(item) for item in value) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {readable(item)}" for key, item in value.items()) or "none"
+    return str(value)
+
+
+@register.filter
+def words(key: str) -> str:
+    """A details key as words: `hourly_limit` reads `hourly limit`."""
+    return str(key).replace("_", " ")

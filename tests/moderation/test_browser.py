@@ -138,7 +138,7 @@ def test_deleting_asks_first_then_removes_the_text_and_a_retry_answers_410(
     browser_page.goto("/console/entries/")
 
     row = browser_page.locator(f"#entry-{entry_id}")
-    row.get_by_role("link", name="Delete", exact=True).click()
+    row.get_by_role("button", name="Delete", exact=True).click()
     browser_page.get_by_role("heading", name=f"Delete entry {entry_id}?").wait_for()
     assert Entry.objects.get(pk=entry_id).deleted_at is None  # nothing happens before confirming
     browser_page.get_by_label("Reason").fill("Personal data")
