@@ -232,25 +232,28 @@ def _send(sock, host, port, method, target, headers, body, deadline) -> tuple[in
         connection.request(method, target, body=body, headers=headers)
         sock.settimeout(_remaining(deadline))
         response = connection.getresponse()
-    except TimeoutError:
-        raise _Refused("timeout", left=True) from None
-    except ConnectionResetError:
-        raise _Refused("connection_reset", left=True) from None
-    except (http.client.RemoteDisconnected, BrokenPipeError):
-        raise _Refused("connection_closed", left=True) from None
-    except http.client.HTTPException:
-        raise _Refused("bad_response", left=True) from None
-    except OSError:
-        # The watchdog's shutdown shows up as some OSError; past the deadline it is a
-        # timeout whatever its shape.
-        error = "timeout" if time.monotonic() >= deadline else "send_error"
-        raise _Refused(error, left=True) from None
+    except (OSError, http.client.HTTPException) as error:
+        raise _Refused(_error_class(error, deadline), left=True) from None
     try:
         sock.settimeout(_remaining(deadline))
         response.read(BODY_READ_LIMIT)  # discarded: evidence never keeps a body
     except (OSError, http.client.HTTPException):
         pass  # the status already answered; a slow or broken body changes nothing
     return response.status, _retry_after(response.getheader("Retry-After"))
+
+
+def _error_class(error: Exception, deadline: float) -> str:
+    # The watchdog's shutdown surfaces as a reset or a closed connection: past the
+    # deadline it is a timeout, whatever its shape.
+    if isinstance(error, TimeoutError) or time.monotonic() >= deadline:
+        return "timeout"
+    if isinstance(error, ConnectionResetError):
+        return "connection_reset"
+    if isinstance(error, (http.client.RemoteDisconnected, BrokenPipeError)):
+        return "connection_closed"
+    if isinstance(error, http.client.HTTPException):
+        return "bad_response"
+    return "send_error"
 
 
 def _retry_after(value: str | None) -> float | None:
