@@ -127,6 +127,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 for label, key in rows
             ],
             "chart": charts.hourly_bar_chart(selectors.posts_per_hour(now=now)),
+            "deliveries": selectors.delivery_counts(),
             "now": now,
         },
     )
@@ -322,20 +323,20 @@ def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
 @require_GET
 @console()
 def operations(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
     form = LookupForm(request.GET or None)
     found = None
     if form.is_valid():
-        found = selectors.operation_lookup(
-            request_id=form.cleaned_data["request_id"], now=timezone.now()
-        )
+        found = selectors.operation_lookup(request_id=form.cleaned_data["request_id"], now=now)
     return _page(
         request,
         "moderation/operations.html",
         {
             "form": form,
             "found": found,
-            "unknown_deliveries": selectors.deliveries_outcome_unknown(),
-            "now": timezone.now(),
+            "inbox": selectors.delivery_inbox(now=now),
+            "here": request.get_full_path(),
+            "now": now,
         },
     )
 

@@ -53,3 +53,19 @@ def readable(value) -> str:
 def words(key: str) -> str:
     """A details key as words: `hourly_limit` reads `hourly limit`."""
     return str(key).replace("_", " ")
+
+
+@register.filter
+def age(value) -> str:
+    """How long ago, in the two largest units: `42 s`, `5 min`, `3 h 10 min`, `2 d 4 h`."""
+    if value is None:
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if seconds < 3600:
+        return f"{minutes} min"
+    if seconds < 86400:
+        return f"{hours} h {minutes % 60} min"
+    return f"{days} d {hours % 24} h"

@@ -168,7 +168,7 @@ def test_looking_up_a_request_id(browser_page, api, operator, agent, roomy_limit
     assert section.get_by_role("cell", name="created", exact=True).is_visible()
     assert section.get_by_role("cell", name="replayed", exact=True).is_visible()
     assert section.get_by_role("heading", name="Digests").is_visible()
-    assert browser_page.get_by_text("Outbound deliveries are not built yet").is_visible()
+    assert browser_page.get_by_text("Nothing to settle: no delivery's outcome").is_visible()
 
 
 def test_issuing_a_token_then_revoking_it(browser_page, api, operator, roomy_limits):

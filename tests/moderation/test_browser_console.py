@@ -19,7 +19,9 @@ def box(locator) -> dict:
     return found
 
 
-def test_at_phone_width_every_entrys_actions_are_on_screen(browser_page, api, operator, roomy_limits):
+def test_at_phone_width_every_entrys_actions_are_on_screen(
+    browser_page, api, operator, roomy_limits
+):
     ids = [
         post(api, question(title="A question with a title long enough to wrap " * 3)).json()["id"]
         for _ in range(3)
@@ -33,7 +35,8 @@ def test_at_phone_width_every_entrys_actions_are_on_screen(browser_page, api, op
         row = browser_page.locator(f"#entry-{entry_id}")
         for name in ("Hide", "Delete"):
             button = box(row.get_by_role("button", name=name, exact=True))
-            assert 0 <= button["x"] and button["x"] + button["width"] <= PHONE["width"], (name, button)
+            right = button["x"] + button["width"]
+            assert 0 <= button["x"] and right <= PHONE["width"], (name, button)
         reason = box(row.get_by_label(f"Reason for entry {entry_id}"))
         assert reason["x"] + reason["width"] <= PHONE["width"]
     assert browser_page.evaluate(WIDER_THAN_THE_SCREEN + ".length") == 0
