@@ -76,10 +76,10 @@ def _jittered(delay: timedelta) -> timedelta:
 # --- The outbox -------------------------------------------------------------------------
 
 # A random (version 4) UUID made by SQLite itself, which has no uuid function; stored as
-# Django stores UUIDs there, 32 hex digits.
+# Django stores UUIDs there, 32 hex digits (`%%` because the statement has parameters).
 _SQLITE_UUID4 = (
     "lower(hex(randomblob(4)) || hex(randomblob(2)) || '4' || substr(hex(randomblob(2)), 2)"
-    " || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2)"
+    " || substr('89ab', 1 + (abs(random()) %% 4), 1) || substr(hex(randomblob(2)), 2)"
     " || hex(randomblob(6)))"
 )
 
