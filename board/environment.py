@@ -86,3 +86,12 @@ def settings_or_exit(*, exit_code: int = 1) -> None:
     except ImproperlyConfigured as error:
         print(f"settle: {error}", file=sys.stderr)
         sys.exit(exit_code)
+def env_duration_list(name: str, default: str) -> list[timedelta]:
+    """A non-empty comma-separated list of durations where `0` is allowed (a schedule)."""
+    raw = os.environ.get(name, default)
+    items = [parse_duration(item) for item in raw.split(",")]
+    if not raw.strip() or any(item is None for item in items):
+        raise ImproperlyConfigured(
+            f"{name} must be a comma-separated list of durations like 0,5s,5m, not {raw!r}"
+        )
+    return items

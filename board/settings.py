@@ -8,7 +8,14 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from board.environment import env_bool, env_duration, env_int, env_list, env_str
+from board.environment import (
+    env_bool,
+    env_duration,
+    env_duration_list,
+    env_int,
+    env_list,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -210,6 +217,16 @@ CELERY_BEAT_SCHEDULE = {
         "task": "moderation.purge_audit_events",
         "schedule": _every(crontab(hour=3, minute=45)),
     },
+    # Outbound deliveries (SPEC 9): due sends and lookups, ended leases, deadlines,
+    # endpoints to disable; and the retention of settled deliveries.
+    "deliveries-sweep": {
+        "task": "maintenance.deliveries_sweep",
+        "schedule": _every(timedelta(minutes=1)),
+    },
+    "purge-deliveries": {
+        "task": "maintenance.purge_deliveries",
+        "schedule": _every(timedelta(hours=1)),
+    },
 }
 
 # --- Settle ---------------------------------------------------------------------------
@@ -246,6 +263,15 @@ SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
 SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
 
+# --- Outbound deliveries (SPEC 9) ---------------------------------------------------------
+SETTLE_DELIVERY_TIMEOUT = env_duration("SETTLE_DELIVERY_TIMEOUT", "10s")
+SETTLE_DELIVERY_DEADLINE = env_duration("SETTLE_DELIVERY_DEADLINE", "24h")
+SETTLE_DELIVERY_SCHEDULE = env_duration_list("SETTLE_DELIVERY_SCHEDULE", "0,5s,5m,30m,2h,5h,10h")
+SETTLE_DELIVERY_RETENTION = env_duration("SETTLE_DELIVERY_RETENTION", "30d")
+SETTLE_ENDPOINT_DISABLE_AFTER = env_duration("SETTLE_ENDPOINT_DISABLE_AFTER", "5d")
+# How long past its timeout a running attempt's lease lasts before the sweep counts it as
+# "sent, no answer": room for the worker to write its result after the last byte.
+SETTLE_DELIVERY_LEASE_MARGIN = env_duration("SETTLE_DELIVERY_LEASE_MARGIN", "30s")
 SETTLE_MAX_BODY_BYTES = 256 * 1024
 SETTLE_MAX_JSON_DEPTH = 32
 

@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class MaintenanceConfig(AppConfig):
     name = "maintenance"
     verbose_name = "Maintenance"
+
+    def ready(self) -> None:
+        # The outbox is written inside the entry's own transaction: board sends these
+        # signals there without importing maintenance (dependencies point one way).
+        from board import signals
+        from maintenance import outbox
+
+        signals.entry_created.connect(outbox.on_entry_created, dispatch_uid="outbox-created")
+        signals.entry_deleted.connect(outbox.on_entry_deleted, dispatch_uid="outbox-deleted")

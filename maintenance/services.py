@@ -426,3 +426,39 @@ def purge_enqueue_all() -> list[str]:
     for task in purge_jobs().values():
         app.send_task(task)
     return list(purge_jobs())
+
+
+# --- Settled deliveries -----------------------------------------------------------------
+
+
+def purge_deliveries(
+    *,
+    now: datetime,
+    batch_size: int,
+    time_budget: timedelta | None = None,
+    dry_run: bool = False,
+) -> PurgeResult:
+    """Remove deliveries in a final state settled more than SETTLE_DELIVERY_RETENTION ago,
+    with their attempts. `outcome_unknown` ones stay until an operator settles them."""
+    from maintenance.models import Delivery, DeliveryAttempt
+
+    def batch(after) -> Batch:
+        old = Delivery.objects.filter(
+            state__in=Delivery.FINAL,
+            settled_at__lt=now - settings.SETTLE_DELIVERY_RETENTION,
+        ).order_by("settled_at")[:batch_size]
+        ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
+        attempts = DeliveryAttempt.objects.filter(delivery_id__in=ids).delete()[0] if ids else 0
+        removed = Delivery.objects.filter(id__in=ids).delete()[0] if ids else 0
+        return Batch(
+            counts={"deliveries": removed, "delivery_attempts": attempts},
+            more=len(ids) == batch_size,
+        )
+
+    return run_batches(
+        job="purge-deliveries",
+        keys=["deliveries", "delivery_attempts"],
+        batch=batch,
+        time_budget=_budget(time_budget),
+        dry_run=dry_run,
+    )

@@ -31,3 +31,30 @@ def purge_tombstones(dry_run: bool = False) -> dict:
 @shared_task(name="maintenance.purge_attempts")
 def purge_attempts(dry_run: bool = False) -> dict:
     return services.job_run(job="purge-attempts", purge=services.purge_attempts, dry_run=dry_run)
+
+
+@shared_task(name="maintenance.purge_deliveries")
+def purge_deliveries(dry_run: bool = False) -> dict:
+    return services.job_run(
+        job="purge-deliveries", purge=services.purge_deliveries, dry_run=dry_run
+    )
+
+
+# --- Outbound deliveries (maintenance/outbox.py) -------------------------------------------
+# No autoretry and no retry on redelivery: the delivery row is the only retry layer, and
+# each task checks the row's state before it acts.
+
+
+@shared_task(name="maintenance.delivery_send")
+def delivery_send(delivery_id: str) -> str | None:
+    from maintenance import outbox
+
+    delivery = outbox.delivery_run(delivery_id=delivery_id)
+    return delivery.state if delivery else None
+
+
+@shared_task(name="maintenance.deliveries_sweep")
+def deliveries_sweep() -> dict:
+    from maintenance import outbox
+
+    return outbox.sweep_job()

@@ -3,6 +3,7 @@
 from django import forms
 
 from board.models import Entry
+from maintenance.models import Delivery, Endpoint
 from moderation.selectors import VISIBILITIES
 
 REASON_MAX = 500
@@ -75,3 +76,44 @@ class AuditFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["actor"].choices = [("", "any"), *((a, a) for a in actors)]
         self.fields["action"].choices = [("", "any"), *((a, a) for a in actions)]
+
+
+# --- Deliveries ----------------------------------------------------------------------------
+
+
+class EndpointAddForm(forms.Form):
+    """The shape only; maintenance.deliveries.endpoint_add judges the URL and the rest."""
+
+    name = forms.CharField(label="Name", max_length=80, strip=True)
+    url = forms.CharField(
+        label="URL", max_length=2000, strip=True,
+        help_text="https; http only for an endpoint allowed private addresses.",
+    )
+    supports = forms.ChoiceField(
+        label="Receiver supports", choices=Endpoint.Supports.choices, initial="none",
+        help_text="What Settle may do after a send whose answer was lost.",
+    )
+    lookup_url = forms.CharField(
+        label="Lookup URL", max_length=2000, strip=True, required=False,
+        help_text="For lookup only: holds {delivery_id} once, in its path or query.",
+    )
+    allow_private = forms.BooleanField(label="Allow private addresses", required=False)
+    reason = forms.CharField(
+        label="Reason", max_length=REASON_MAX, strip=True, required=False,
+        help_text="Required to allow private addresses.",
+    )
+
+
+class EndpointActionForm(OptionalReasonForm):
+    name = forms.CharField(max_length=80, widget=forms.HiddenInput)
+
+
+class DeliveryFilterForm(forms.Form):
+    state = forms.ChoiceField(
+        label="State", required=False, choices=[("", "any"), *Delivery.State.choices]
+    )
+    endpoint = forms.ChoiceField(label="Endpoint", required=False)
+
+    def __init__(self, *args, endpoints: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["endpoint"].choices = [("", "any"), *((n, n) for n in endpoints)]

@@ -11,6 +11,8 @@ from django.db.models.functions import TruncHour
 from board.callers import ANONYMOUS_SCOPE
 from board.models import AgentToken, Entry, Principal
 from board.services import POST_ENTRY
+from maintenance import selectors as maintenance_selectors
+from maintenance.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
 from receipts import selectors as receipt_selectors
 from receipts.models import Attempt, Receipt
@@ -40,7 +42,8 @@ class WindowCounts:
 
 
 def attempt_counts(*, now: datetime) -> dict[str, WindowCounts]:
-    """Last hour's and last day's attempts by outcome, in one query."""
+    """Last hour's and last day's attempts by outcome, in one query, and the deliveries
+    made in each window whose outcome is now unknown, in another."""
     aggregates = {
         f"{kind}_{window}": Count("id", filter=condition & Q(created_at__gt=now - length))
         for kind, condition in _ATTEMPT_KINDS.items()
@@ -49,10 +52,20 @@ def attempt_counts(*, now: datetime) -> dict[str, WindowCounts]:
     totals = Attempt.objects.filter(
         created_at__gt=now - max(WINDOWS.values()), created_at__lte=now
     ).aggregate(**aggregates)
+    unknown = Delivery.objects.filter(
+        state=Delivery.State.OUTCOME_UNKNOWN,
+        created_at__gt=now - max(WINDOWS.values()),
+        created_at__lte=now,
+    ).aggregate(
+        **{
+            window: Count("id", filter=Q(created_at__gt=now - length))
+            for window, length in WINDOWS.items()
+        }
+    )
     return {
         window: WindowCounts(
             **{kind: totals[f"{kind}_{window}"] or 0 for kind in _ATTEMPT_KINDS},
-            unknown_deliveries=len(deliveries_outcome_unknown()),
+            unknown_deliveries=unknown[window] or 0,
         )
         for window in WINDOWS
     }
@@ -82,13 +95,81 @@ def posts_per_hour(*, now: datetime, hours: int = 48) -> list[HourCount]:
     ]
 
 
-def deliveries_outcome_unknown() -> list:
-    """Outbound deliveries whose outcome is unknown (SPEC 9).
+# --- Deliveries (SPEC 9) -------------------------------------------------------------------
 
-    Deliveries are not built yet (the maintenance app will own them); until they are,
-    there is nothing to settle and this is always empty.
-    """
-    return []
+
+@dataclass(frozen=True)
+class DeliveryRow:
+    """A delivery as the console shows it: its evidence, and the entry it announces
+    (None once the entry is purged; deliveries keep the id as a plain value)."""
+
+    delivery: Delivery
+    attempts: list[DeliveryAttempt]
+    entry: Entry | None
+    age: timedelta
+
+
+def _with_evidence(deliveries: QuerySet[Delivery]) -> QuerySet[Delivery]:
+    attempts = DeliveryAttempt.objects.order_by("started_at", "attempt_id")
+    return deliveries.prefetch_related(Prefetch("attempt_log", queryset=attempts))
+
+
+def delivery_rows(deliveries, *, now: datetime) -> list[DeliveryRow]:
+    """Rows for a page of deliveries, their attempts and entries read in two queries."""
+    found = list(deliveries)
+    entries = Entry.objects.in_bulk({delivery.entry_id for delivery in found})
+    return [
+        DeliveryRow(
+            delivery=delivery,
+            attempts=list(delivery.attempt_log.all()),
+            entry=entries.get(delivery.entry_id),
+            age=now - delivery.created_at,
+        )
+        for delivery in found
+    ]
+
+
+def delivery_inbox(*, now: datetime) -> list[DeliveryRow]:
+    """The unknown-outcome inbox, oldest first, with the evidence for each."""
+    return delivery_rows(_with_evidence(maintenance_selectors.deliveries_unknown()), now=now)
+
+
+def deliveries_listed(*, state: str = "", endpoint: str = "") -> QuerySet[Delivery]:
+    """Deliveries newest first, filtered, with their attempts (page them, then make rows)."""
+    found = maintenance_selectors.deliveries_filtered(
+        state=state or None, endpoint=endpoint or None
+    )
+    return _with_evidence(found)
+
+
+def deliveries_for_entries(*, entry_ids: list[int], now: datetime) -> dict[int, list[DeliveryRow]]:
+    """What each entry's announcements came to, for the operations page."""
+    rows = delivery_rows(
+        _with_evidence(
+            Delivery.objects.select_related("endpoint")
+            .filter(entry_id__in=entry_ids)
+            .order_by("created_at", "id")
+        ),
+        now=now,
+    )
+    by_entry: dict[int, list[DeliveryRow]] = {}
+    for row in rows:
+        by_entry.setdefault(row.delivery.entry_id, []).append(row)
+    return by_entry
+
+
+@dataclass(frozen=True)
+class DeliveryCounts:
+    unknown: int
+    endpoints_disabled: int
+
+
+def delivery_counts() -> DeliveryCounts:
+    """What waits for an operator: the inbox and the endpoints that stopped."""
+    return DeliveryCounts(
+        unknown=Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN).count(),
+        endpoints_disabled=maintenance_selectors.endpoints_disabled_count(),
+    )
 
 
 # --- Entries -----------------------------------------------------------------------------
@@ -160,6 +241,8 @@ class OperationFound:
     trace: receipt_selectors.ScopeTrace
     caller: str
     entry: Entry | None
+    # What announcing the entry came to (SPEC 9); kept after the entry itself is purged.
+    deliveries: list[DeliveryRow]
 
 
 def operation_lookup(*, request_id: uuid.UUID, now: datetime) -> list[OperationFound]:
@@ -177,11 +260,13 @@ def operation_lookup(*, request_id: uuid.UUID, now: datetime) -> list[OperationF
     )
     entry_ids = [t.receipt.result_id for t in traces if t.receipt and t.receipt.result_id]
     entries = Entry.objects.in_bulk(entry_ids)
+    announced = deliveries_for_entries(entry_ids=entry_ids, now=now) if entry_ids else {}
     return [
         OperationFound(
             trace=t,
             caller=scope_names.get(t.scope, t.scope),
             entry=entries.get(t.receipt.result_id) if t.receipt else None,
+            deliveries=announced.get(t.receipt.result_id, []) if t.receipt else [],
         )
         for t in traces
     ]

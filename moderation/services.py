@@ -9,7 +9,9 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
+from maintenance import deliveries
 from maintenance import services as maintenance
+from maintenance.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 
@@ -193,3 +195,143 @@ def retention_run_now(*, actor: str, reason: str = "") -> list[str]:
         details={"jobs": jobs},
     )
     return jobs
+
+
+# --- Endpoints and deliveries (SPEC 9) ----------------------------------------------------
+# The rules live in maintenance.deliveries; these add the audit event. Actions that make a
+# request (send test, resend, reconcile) run with no transaction open and are audited
+# after, with what they came to; the others change state and audit in one transaction.
+# A refusal (maintenance.exceptions.DeliveryRefused) changes nothing and audits nothing.
+# Audit details never hold a secret or a URL's path or query.
+
+
+def _endpoint_details(endpoint: Endpoint, **extra) -> dict:
+    return {
+        "name": endpoint.name,
+        "url": deliveries.endpoint_display_url(endpoint, full=False),
+        **extra,
+    }
+
+
+def endpoint_add(
+    *,
+    actor: str,
+    name: str,
+    url: str,
+    supports: str = "none",
+    lookup_url: str | None = None,
+    allow_private: bool = False,
+    reason: str = "",
+) -> tuple[Endpoint, str]:
+    if allow_private:
+        reason = _require_reason(reason)
+    with transaction.atomic():
+        endpoint, secret = deliveries.endpoint_add(
+            name=name, url=url, supports=supports, lookup_url=lookup_url,
+            allow_private=allow_private, private_reason=reason if allow_private else "",
+        )
+        audit_record(
+            actor=actor, action="endpoint_add", target_type="endpoint",
+            target_ids=[endpoint.pk], reason=reason,
+            details=_endpoint_details(
+                endpoint, supports=endpoint.supports, allow_private=endpoint.allow_private
+            ),
+        )
+    return endpoint, secret
+
+
+def endpoint_disable(*, actor: str, name: str, reason: str = "") -> Endpoint:
+    with transaction.atomic():
+        endpoint = deliveries.endpoint_disable(name=name, reason=reason)
+        audit_record(
+            actor=actor, action="endpoint_disable", target_type="endpoint",
+            target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
+        )
+    return endpoint
+
+
+def endpoint_enable(*, actor: str, name: str, reason: str = "") -> Endpoint:
+    with transaction.atomic():
+        endpoint = deliveries.endpoint_enable(name=name)
+        audit_record(
+            actor=actor, action="endpoint_enable", target_type="endpoint",
+            target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
+        )
+    return endpoint
+
+
+def endpoint_rotate(*, actor: str, name: str, reason: str = "") -> tuple[Endpoint, str]:
+    with transaction.atomic():
+        endpoint, secret = deliveries.endpoint_rotate(name=name)
+        audit_record(
+            actor=actor, action="endpoint_rotate", target_type="endpoint",
+            target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
+        )
+    return endpoint, secret
+
+
+def endpoint_send_test(*, actor: str, name: str, reason: str = "") -> deliveries.TestResult:
+    result = deliveries.endpoint_send_test(name=name)
+    endpoint = Endpoint.objects.get(name=name)
+    audit_record(
+        actor=actor, action="endpoint_send_test", target_type="endpoint",
+        target_ids=[endpoint.pk], reason=reason,
+        details=_endpoint_details(
+            endpoint, status_code=result.status_code, error=result.error,
+            lookup_status_code=result.lookup_status_code,
+        ),
+    )
+    return result
+
+
+def _delivery_audit(*, actor: str, action: str, delivery: Delivery, reason: str = "",
+                    before: str) -> None:
+    audit_record(
+        actor=actor, action=action, target_type="delivery", target_ids=[str(delivery.pk)],
+        reason=reason,
+        details={
+            "endpoint": delivery.endpoint.name, "entry_id": delivery.entry_id,
+            "from": before, "to": delivery.state,
+        },
+    )
+
+
+def _state_of(delivery_id) -> str:
+    from maintenance.selectors import delivery_get
+
+    found = delivery_get(delivery_id)
+    return found.state if found else ""
+
+
+def delivery_reconcile(*, actor: str, delivery_id, reason: str = "") -> Delivery:
+    before = _state_of(delivery_id)
+    delivery = deliveries.delivery_reconcile(delivery_id=delivery_id)
+    _delivery_audit(actor=actor, action="delivery_reconcile", delivery=delivery,
+                    reason=reason, before=before)
+    return delivery
+
+
+def delivery_resend(*, actor: str, delivery_id, reason: str = "") -> Delivery:
+    before = _state_of(delivery_id)
+    delivery = deliveries.delivery_resend(delivery_id=delivery_id)
+    _delivery_audit(actor=actor, action="delivery_resend", delivery=delivery,
+                    reason=reason, before=before)
+    return delivery
+
+
+def delivery_cancel(*, actor: str, delivery_id, reason: str = "") -> Delivery:
+    with transaction.atomic():
+        before = _state_of(delivery_id)
+        delivery = deliveries.delivery_cancel(delivery_id=delivery_id, reason=reason)
+        _delivery_audit(actor=actor, action="delivery_cancel", delivery=delivery,
+                        reason=reason, before=before)
+    return delivery
+
+
+def delivery_mark(*, actor: str, delivery_id, state: str, reason: str) -> Delivery:
+    with transaction.atomic():
+        before = _state_of(delivery_id)
+        delivery = deliveries.delivery_mark(delivery_id=delivery_id, state=state, reason=reason)
+        _delivery_audit(actor=actor, action=f"delivery_mark_{state}", delivery=delivery,
+                        reason=reason.strip(), before=before)
+    return delivery

@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from moderation import views
+from moderation import delivery_views, views
 
 app_name = "console"
 
@@ -18,6 +18,18 @@ urlpatterns = [
     path("entries/<int:entry_id>/unhide", views.entry_unhide, name="entry-unhide"),
     path("entries/<int:entry_id>/delete", views.entry_delete, name="entry-delete"),
     path("operations/", views.operations, name="operations"),
+    path("deliveries/", delivery_views.deliveries, name="deliveries"),
+    path("deliveries/endpoints/add", delivery_views.endpoint_add, name="endpoint-add"),
+    path("deliveries/endpoints/disable", delivery_views.endpoint_disable, name="endpoint-disable"),
+    path("deliveries/endpoints/enable", delivery_views.endpoint_enable, name="endpoint-enable"),
+    path("deliveries/endpoints/rotate", delivery_views.endpoint_rotate, name="endpoint-rotate"),
+    path("deliveries/endpoints/test", delivery_views.endpoint_send_test, name="endpoint-test"),
+    re_path(
+        r"^deliveries/(?P<delivery_id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/"
+        r"(?P<action>reconcile|resend|cancel|mark-succeeded|mark-failed)$",
+        delivery_views.delivery_action,
+        name="delivery-action",
+    ),
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/issue", views.token_issue, name="token-issue"),
     path("tokens/revoke", views.token_revoke, name="token-revoke"),

@@ -27,6 +27,7 @@ from maintenance import selectors as maintenance
 from moderation import charts, selectors, services
 from moderation.access import access_for
 from moderation.forms import (
+    REASON_MAX,
     AuditFilterForm,
     EntryFilterForm,
     LimitsForm,
@@ -38,6 +39,10 @@ from moderation.forms import (
 )
 
 PAGE_SIZE = 50
+
+# Retentions fixed in code, not read from the environment: shown as words, so the page
+# does not name a variable an operator could not set.
+FIXED_RETENTIONS = {"SETTLE_AUDIT_RETENTION": "one year, fixed"}
 
 
 def console(capability: str = "read"):
@@ -122,6 +127,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 for label, key in rows
             ],
             "chart": charts.hourly_bar_chart(selectors.posts_per_hour(now=now)),
+            "deliveries": selectors.delivery_counts(),
             "now": now,
         },
     )
@@ -274,18 +280,25 @@ def _entry_action(request: HttpRequest, entry_id: int, action, done: str) -> Htt
 @require_http_methods(["GET", "POST"])
 @console("moderate")
 def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
-    """GET asks for confirmation and a reason; POST deletes."""
+    """GET, or POST with `step=confirm` (the `Delete` beside an entry, carrying the reason
+    typed there), asks for confirmation; any other POST deletes."""
     entry = Entry.objects.filter(pk=entry_id).first()
     if entry is None:
         raise Http404("no entry has this id")
-    if request.method == "GET" or entry.deleted_at is not None:
+    confirming = request.method == "GET" or request.POST.get("step") == "confirm"
+    if confirming or entry.deleted_at is not None:
         if entry.deleted_at is not None:
             messages.info(request, f"Entry {entry_id} is already deleted.")
             return redirect("console:entry", entry_id=entry_id)
+        asked = request.GET if request.method == "GET" else request.POST
         return _page(
             request,
             "moderation/entry_delete.html",
-            {"entry": entry, "form": ReasonForm(), "next": request.GET.get("next", "")},
+            {
+                "entry": entry,
+                "reason": asked.get("reason", "").strip()[:REASON_MAX],
+                "next": asked.get("next", ""),
+            },
         )
     form = ReasonForm(request.POST)
     if not form.is_valid():
@@ -310,20 +323,20 @@ def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
 @require_GET
 @console()
 def operations(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
     form = LookupForm(request.GET or None)
     found = None
     if form.is_valid():
-        found = selectors.operation_lookup(
-            request_id=form.cleaned_data["request_id"], now=timezone.now()
-        )
+        found = selectors.operation_lookup(request_id=form.cleaned_data["request_id"], now=now)
     return _page(
         request,
         "moderation/operations.html",
         {
             "form": form,
             "found": found,
-            "unknown_deliveries": selectors.deliveries_outcome_unknown(),
-            "now": timezone.now(),
+            "inbox": selectors.delivery_inbox(now=now),
+            "here": request.get_full_path(),
+            "now": now,
         },
     )
 
@@ -404,7 +417,20 @@ def audit(request: HttpRequest) -> HttpResponse:
 @console()
 def retention(request: HttpRequest) -> HttpResponse:
     overview = maintenance.retention_overview(timezone.now())
-    return _page(request, "moderation/retention.html", {"overview": overview})
+    rows = [
+        {
+            "job": job,
+            "keeps_for": FIXED_RETENTIONS.get(job.setting) or maintenance.describe_duration(
+                job.retention
+            ),
+            "variable": "" if job.setting in FIXED_RETENTIONS else job.setting,
+            # Only an interval job with no recorded run lacks a next run: beat sends it
+            # within one interval of starting, which is all that can truly be said.
+            "within": job.schedule.removeprefix("every "),
+        }
+        for job in overview.jobs
+    ]
+    return _page(request, "moderation/retention.html", {"overview": overview, "rows": rows})
 
 
 @require_POST

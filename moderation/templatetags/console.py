@@ -1,4 +1,4 @@
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 
 from django import template
 from django.utils.html import format_html
@@ -7,10 +7,16 @@ register = template.Library()
 
 
 @register.simple_tag
-def utc(value: datetime | None):
-    """A time as UTC text, with UTC on hover; the console's script shows it in local time."""
+def utc(value: datetime | date | None):
+    """A time as UTC text, with UTC on hover; the console's script shows it in local time.
+
+    A bare date (a tombstone keeps its expiry as a day, rounded up) means the start of
+    that day in UTC, which is when it stops holding, so it is shown as that instant.
+    """
     if value is None:
         return "—"
+    if not isinstance(value, datetime):
+        value = datetime.combine(value, time.min, tzinfo=UTC)
     value = value.astimezone(UTC)
     return format_html(
         '<time datetime="{}" title="{} UTC">{} UTC</time>',
@@ -26,3 +32,40 @@ def duration(value):
     from maintenance.selectors import describe_duration
 
     return describe_duration(value) if value is not None else "—"
+
+
+@register.filter
+def readable(value) -> str:
+    """An audit detail's value in words: `purge-a, purge-b` for a list, `not set` for
+    nothing, `yes`/`no`; never a Python repr such as `['purge-a']` or `None`."""
+    if value is None or value == "":
+        return "not set"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(readable(item) for item in value) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {readable(item)}" for key, item in value.items()) or "none"
+    return str(value)
+
+
+@register.filter
+def words(key: str) -> str:
+    """A details key as words: `hourly_limit` reads `hourly limit`."""
+    return str(key).replace("_", " ")
+
+
+@register.filter
+def age(value) -> str:
+    """How long ago, in the two largest units: `42 s`, `5 min`, `3 h 10 min`, `2 d 4 h`."""
+    if value is None:
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+    if seconds < 3600:
+        return f"{minutes} min"
+    if seconds < 86400:
+        return f"{hours} h {minutes % 60} min"
+    return f"{days} d {hours % 24} h"

@@ -114,6 +114,7 @@ def test_the_purge_command_runs_every_purge_and_records_each_run(agent):
         "purge-attempts",
         "purge-tombstones",
         "purge-audit-events",
+        "purge-deliveries",
     }
     run = MaintenanceRun.objects.get(job="purge-expired-threads")
     assert run.counts == {"threads": 0, "entries": 0, "receipts": 0, "tombstones": 0}

@@ -138,7 +138,7 @@ def test_deleting_asks_first_then_removes_the_text_and_a_retry_answers_410(
     browser_page.goto("/console/entries/")
 
     row = browser_page.locator(f"#entry-{entry_id}")
-    row.get_by_role("link", name="Delete", exact=True).click()
+    row.get_by_role("button", name="Delete", exact=True).click()
     browser_page.get_by_role("heading", name=f"Delete entry {entry_id}?").wait_for()
     assert Entry.objects.get(pk=entry_id).deleted_at is None  # nothing happens before confirming
     browser_page.get_by_label("Reason").fill("Personal data")
@@ -168,7 +168,7 @@ def test_looking_up_a_request_id(browser_page, api, operator, agent, roomy_limit
     assert section.get_by_role("cell", name="created", exact=True).is_visible()
     assert section.get_by_role("cell", name="replayed", exact=True).is_visible()
     assert section.get_by_role("heading", name="Digests").is_visible()
-    assert browser_page.get_by_text("Outbound deliveries are not built yet").is_visible()
+    assert browser_page.get_by_text("Nothing to settle: no delivery's outcome").is_visible()
 
 
 def test_issuing_a_token_then_revoking_it(browser_page, api, operator, roomy_limits):

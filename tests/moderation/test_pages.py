@@ -105,8 +105,9 @@ def test_looking_up_a_request_id_across_scopes(console, agent, anonymous, roomy_
 def test_looking_up_an_unknown_request_id(console):
     response = console.get("/console/operations/", {"request_id": str(uuid.uuid4())})
     assert b"Nothing is known" in response.content
-    assert b"Outbound deliveries are not built yet" in response.content
-    assert b"Mark succeeded" not in response.content
+    # The inbox is there, and empty: no delivery's outcome is unknown.
+    assert b"Nothing to settle: no delivery's outcome is unknown." in response.content
+    assert response.context["inbox"] == []
 
 
 def test_looking_up_nonsense_says_so(console):

@@ -1,0 +1,362 @@
+"""Operator actions on endpoints and deliveries (SPEC 9), the service API that the
+console and the `endpoint` / `deliveries` commands call (through moderation.services,
+which audits). Reads are in maintenance.selectors; the engine is maintenance.outbox.
+
+Every refusal raises `DeliveryRefused` with one line an operator can read, and changes
+nothing. Actions that make a request (`endpoint_send_test`, `delivery_resend`,
+`delivery_reconcile`) must be called with no transaction open.
+"""
+
+import base64
+import json
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from board.models import Entry
+from maintenance import outbox, webhooks
+from maintenance.exceptions import DeliveryRefused
+from maintenance.models import Delivery, DeliveryAttempt, Endpoint
+
+S = Delivery.State
+K = DeliveryAttempt.Kind
+# The previous secret keeps signing beside a new one for this long after a rotation.
+ROTATION_OVERLAP = timedelta(hours=24)
+PLACEHOLDER = "{delivery_id}"
+
+
+def secret_new() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def endpoint_display_url(endpoint: Endpoint, *, full: bool) -> str:
+    """The URL as a viewer may see it: whole for administrators; scheme and host (and a
+    port) for everyone else, since webhook URLs often carry secrets in path or query."""
+    if full:
+        return endpoint.url
+    parts = urlsplit(endpoint.url)
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}"
+
+
+# --- Endpoints --------------------------------------------------------------------------
+
+
+def _check_url(url: str, *, allow_private: bool, what: str) -> None:
+    if len(url) > 2000:
+        raise DeliveryRefused(f"{what} is longer than 2000 characters")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise DeliveryRefused(f"{what} is not a valid URL") from None
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise DeliveryRefused(f"{what} must be an https URL with a host")
+    if parts.scheme == "http" and not allow_private:
+        raise DeliveryRefused(f"{what} must use https (http only with --allow-private)")
+    if parts.username is not None or parts.password is not None:
+        raise DeliveryRefused(f"{what} must not hold a user name or password")
+    if parts.fragment:
+        raise DeliveryRefused(f"{what} must not have a #fragment")
+
+
+def _check_lookup_template(template: str, *, allow_private: bool) -> None:
+    if template.count(PLACEHOLDER) != 1:
+        raise DeliveryRefused(f"the lookup URL must hold {PLACEHOLDER} exactly once")
+    _check_url(template.replace(PLACEHOLDER, "x"), allow_private=allow_private,
+               what="the lookup URL")
+    parts = urlsplit(template)
+    if PLACEHOLDER not in parts.path and PLACEHOLDER not in parts.query:
+        raise DeliveryRefused(f"the lookup URL must hold {PLACEHOLDER} in its path or query")
+
+
+def _endpoint(name: str, *, lock: bool = False) -> Endpoint:
+    rows = Endpoint.objects.select_for_update() if lock else Endpoint.objects
+    found = rows.filter(name=name).first()
+    if found is None:
+        raise DeliveryRefused(f"no endpoint named {name!r}")
+    return found
+
+
+def endpoint_add(
+    *,
+    name: str,
+    url: str,
+    supports: str = "none",
+    lookup_url: str | None = None,
+    allow_private: bool = False,
+    private_reason: str = "",
+) -> tuple[Endpoint, str]:
+    """Register an endpoint; returns it and its secret, which is shown this once."""
+    if not settings.SETTLE_PUBLIC_URL:
+        raise DeliveryRefused(
+            "SETTLE_PUBLIC_URL must be set before adding an endpoint (a notice links to its entry)"
+        )
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 80:
+        raise DeliveryRefused("the endpoint name must be 1 to 80 characters")
+    url = (url or "").strip()
+    private_reason = (private_reason or "").strip()
+    if allow_private and not private_reason:
+        raise DeliveryRefused("a reason is required to allow private addresses")
+    _check_url(url, allow_private=allow_private, what="the URL")
+    if supports not in Endpoint.Supports.values:
+        raise DeliveryRefused("supports must be dedupe, lookup or none")
+    lookup_url = (lookup_url or "").strip()
+    if supports == Endpoint.Supports.LOOKUP:
+        if not lookup_url:
+            raise DeliveryRefused("an endpoint that supports lookup needs a lookup URL")
+        _check_lookup_template(lookup_url, allow_private=allow_private)
+    elif lookup_url:
+        raise DeliveryRefused("a lookup URL is only for an endpoint that supports lookup")
+    secret = secret_new()
+    now = timezone.now()
+    with transaction.atomic():
+        if Endpoint.objects.filter(name=name).exists():
+            raise DeliveryRefused(f"an endpoint named {name!r} already exists")
+        endpoint = Endpoint.objects.create(
+            name=name, url=url, secret=secret, supports=supports, lookup_url=lookup_url,
+            allow_private=allow_private, private_reason=private_reason if allow_private else "",
+            created_at=now, updated_at=now,
+        )
+    return endpoint, secret
+
+
+def endpoint_disable(*, name: str, reason: str = "") -> Endpoint:
+    """Stop sending to an endpoint; its accepted deliveries wait (within their deadline)."""
+    now = timezone.now()
+    with transaction.atomic():
+        endpoint = _endpoint(name, lock=True)
+        if not endpoint.enabled:
+            raise DeliveryRefused(f"endpoint {name!r} is already disabled")
+        endpoint.enabled = False
+        endpoint.disabled_reason = (reason or "").strip()[:200] or "disabled by an operator"
+        endpoint.disabled_at = endpoint.updated_at = now
+        endpoint.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
+    return endpoint
+
+
+def endpoint_enable(*, name: str) -> Endpoint:
+    """Send again; waiting deliveries resume within their deadline. The failure clock
+    starts over, so an endpoint is not disabled again the minute it comes back."""
+    now = timezone.now()
+    with transaction.atomic():
+        endpoint = _endpoint(name, lock=True)
+        if endpoint.enabled:
+            raise DeliveryRefused(f"endpoint {name!r} is already enabled")
+        endpoint.enabled = True
+        endpoint.disabled_reason = ""
+        endpoint.disabled_at = None
+        endpoint.failing_since = None
+        endpoint.updated_at = now
+        endpoint.save(update_fields=[
+            "enabled", "disabled_reason", "disabled_at", "failing_since", "updated_at",
+        ])
+    return endpoint
+
+
+def endpoint_rotate(*, name: str) -> tuple[Endpoint, str]:
+    """A new secret; the current one keeps signing beside it for 24 hours. A second
+    rotation drops the oldest at once (only two secrets ever sign)."""
+    secret = secret_new()
+    now = timezone.now()
+    with transaction.atomic():
+        endpoint = _endpoint(name, lock=True)
+        endpoint.previous_secret = endpoint.secret
+        endpoint.previous_secret_expires_at = now + ROTATION_OVERLAP
+        endpoint.secret = secret
+        endpoint.updated_at = now
+        endpoint.save(update_fields=[
+            "previous_secret", "previous_secret_expires_at", "secret", "updated_at",
+        ])
+    return endpoint, secret
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """What `Send test` saw: the answer to the test notice, and for a lookup endpoint the
+    answer to a lookup of an id that does not exist (it should be 404)."""
+
+    status_code: int | None
+    error: str
+    duration_ms: int
+    lookup_status_code: int | None = None
+    lookup_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def lookup_answers_404(self) -> bool | None:
+        if self.lookup_status_code is None and not self.lookup_error:
+            return None  # not a lookup endpoint
+        return self.lookup_status_code == 404
+
+
+TestResult.__test__ = False  # not a pytest class
+
+
+def endpoint_send_test(*, name: str) -> TestResult:
+    """Send `settle.test` once, signed, outside any delivery; for a lookup endpoint also
+    look up a random id. Nothing is stored."""
+    _no_transaction()
+    endpoint = _endpoint(name)
+    now = timezone.now()
+    message_id = str(uuid.uuid4())
+    body = json.dumps(
+        {"type": "settle.test", "timestamp": _timestamp(now), "data": {}}, separators=(",", ":")
+    ).encode()
+    secrets_now = outbox.live_secrets(endpoint, now)
+    timeout = settings.SETTLE_DELIVERY_TIMEOUT.total_seconds()
+    answer = webhooks.request(
+        method="POST", url=endpoint.url, body=body, timeout=timeout,
+        headers=webhooks.signed_headers(message_id=message_id, secrets=secrets_now, body=body),
+        allow_private=endpoint.allow_private,
+    )
+    result = TestResult(
+        status_code=answer.status_code, error=answer.error, duration_ms=answer.duration_ms
+    )
+    if endpoint.supports == Endpoint.Supports.LOOKUP:
+        unknown = str(uuid.uuid4())
+        headers = webhooks.signed_headers(message_id=unknown, secrets=secrets_now, body=b"")
+        headers.pop("Content-Type")
+        looked = webhooks.request(
+            method="GET", url=webhooks.lookup_url(endpoint.lookup_url, unknown), body=b"",
+            headers=headers, timeout=timeout, allow_private=endpoint.allow_private,
+        )
+        result = TestResult(
+            status_code=result.status_code, error=result.error,
+            duration_ms=result.duration_ms, lookup_status_code=looked.status_code,
+            lookup_error=looked.error if looked.status_code is None else "",
+        )
+    return result
+
+
+def _timestamp(moment: datetime) -> str:
+    from board.schemas import timestamp
+
+    return timestamp(moment)
+
+
+# --- Deliveries -------------------------------------------------------------------------
+
+
+def _no_transaction() -> None:
+    if connection.in_atomic_block:
+        raise RuntimeError("this action makes a request: call it with no transaction open")
+
+
+def _delivery(delivery_id) -> Delivery:
+    try:
+        key = uuid.UUID(str(delivery_id).strip())
+    except ValueError:
+        raise DeliveryRefused(f"{delivery_id!r} is not a delivery id") from None
+    found = Delivery.objects.select_related("endpoint").filter(pk=key).first()
+    if found is None:
+        raise DeliveryRefused(f"no delivery with id {key}")
+    return found
+
+
+def delivery_reconcile(*, delivery_id) -> Delivery:
+    """Look the delivery up at its endpoint now: on `outcome_unknown`, one lookup outside
+    the schedule (200 succeeded, 404 failed, else unchanged); on an `accepted` delivery
+    waiting for its lookup, that lookup now, with the schedule's outcome."""
+    _no_transaction()
+    delivery = _delivery(delivery_id)
+    if delivery.endpoint.supports != Endpoint.Supports.LOOKUP:
+        raise DeliveryRefused("reconcile needs an endpoint that supports lookup")
+    if delivery.state == S.OUTCOME_UNKNOWN:
+        kind, timeout = K.RECONCILE, settings.SETTLE_DELIVERY_TIMEOUT
+    elif delivery.state == S.ACCEPTED and delivery.lookup_due:
+        kind = K.LOOKUP
+        timeout = min(settings.SETTLE_DELIVERY_TIMEOUT, delivery.deadline_at - timezone.now())
+        if timeout <= timedelta(0):
+            raise DeliveryRefused("the delivery's deadline has passed; the sweep settles it")
+    else:
+        raise DeliveryRefused(
+            f"reconcile applies to outcome_unknown deliveries and to accepted ones waiting "
+            f"for a lookup, not to {delivery.state}"
+        )
+    settled = outbox.attempt_make(delivery, kind=kind, timeout=timeout, count=False, body=None)
+    return _after(delivery, settled)
+
+
+def delivery_resend(*, delivery_id) -> Delivery:
+    """Send an `outcome_unknown` delivery once more, same id, outside schedule and
+    deadline: 2xx succeeded, a 4xx that is not retried failed, else still unknown."""
+    _no_transaction()
+    delivery = _delivery(delivery_id)
+    if delivery.state != S.OUTCOME_UNKNOWN:
+        raise DeliveryRefused(
+            f"resend applies to outcome_unknown deliveries, not to {delivery.state}"
+        )
+    entry = Entry.objects.filter(pk=delivery.entry_id).first()
+    if entry is None or not entry.is_public:
+        raise DeliveryRefused("the entry is no longer public; it is never sent again")
+    if not settings.SETTLE_PUBLIC_URL:
+        raise DeliveryRefused("SETTLE_PUBLIC_URL must be set to send deliveries")
+    settled = outbox.attempt_make(
+        delivery, kind=K.RESEND, timeout=settings.SETTLE_DELIVERY_TIMEOUT, count=False,
+        body=outbox.delivery_body(entry),
+    )
+    return _after(delivery, settled)
+
+
+def _after(delivery: Delivery, settled: Delivery | None) -> Delivery:
+    if settled is None:
+        raise DeliveryRefused("the delivery changed meanwhile; nothing was sent")
+    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)
+
+
+def delivery_cancel(*, delivery_id, reason: str = "") -> Delivery:
+    """`accepted`: cancelled (or outcome_unknown if an earlier attempt may have landed);
+    `running`: cancel_requested, and the attempt in flight settles it."""
+    delivery = _delivery(delivery_id)
+    if delivery.state not in (S.ACCEPTED, S.RUNNING):
+        raise DeliveryRefused(
+            f"cancel applies to accepted and running deliveries, not to {delivery.state}"
+        )
+    note = ("cancelled: " + reason.strip())[:500] if reason.strip() else "cancelled by an operator"
+    if not outbox.delivery_cancel_one(delivery, now=timezone.now(), note=note):
+        raise DeliveryRefused("the delivery changed meanwhile; nothing was cancelled")
+    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)
+
+
+MARKABLE = (S.ACCEPTED, S.OUTCOME_UNKNOWN)
+
+
+def delivery_mark(*, delivery_id, state: str, reason: str) -> Delivery:
+    """An operator's word on the outcome: `succeeded` or `failed`, with a reason."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise DeliveryRefused("a reason is required to mark a delivery")
+    if state not in (S.SUCCEEDED, S.FAILED):
+        raise DeliveryRefused("a delivery can be marked succeeded or failed")
+    delivery = _delivery(delivery_id)
+    if delivery.state not in MARKABLE:
+        raise DeliveryRefused(
+            f"mark applies to accepted and outcome_unknown deliveries, not to {delivery.state}"
+        )
+    now = timezone.now()
+    won = Delivery.objects.filter(
+        pk=delivery.pk, state=delivery.state, current_attempt=delivery.current_attempt
+    ).update(
+        state=state, note=f"marked {state}: {reason}"[:500], settled_at=now,
+        next_attempt_at=None, lookup_due=False,
+    )
+    if won != 1:
+        raise DeliveryRefused("the delivery changed meanwhile; nothing was marked")
+    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)

@@ -1,0 +1,126 @@
+"""`python manage.py deliveries list|show|reconcile|resend|cancel|mark|run` (SPEC 10):
+outbound deliveries, through moderation.services (which audits) onto maintenance."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from board.schemas import timestamp
+from maintenance import outbox, selectors
+from maintenance.exceptions import DeliveryRefused
+from maintenance.models import Delivery
+from moderation import services
+
+
+class Command(BaseCommand):
+    help = "List, inspect and settle outbound deliveries (SPEC 9)."
+
+    def add_arguments(self, parser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        listing = actions.add_parser("list", help="deliveries, newest first")
+        listing.add_argument("--state", choices=Delivery.State.values, default=None)
+        listing.add_argument("--endpoint", default=None)
+        listing.add_argument("--json", action="store_true")
+        show = actions.add_parser("show", help="one delivery with its attempts")
+        show.add_argument("id")
+        show.add_argument("--json", action="store_true")
+        for name in ("reconcile", "resend", "cancel"):
+            action = actions.add_parser(name)
+            action.add_argument("id")
+            action.add_argument("--reason", default="")
+        mark = actions.add_parser("mark", help="settle by hand: succeeded or failed")
+        mark.add_argument("id")
+        mark.add_argument("state", choices=["succeeded", "failed"])
+        mark.add_argument("--reason", default="")
+        actions.add_parser("run", help="send, look up and sweep what is due now, here")
+
+    def handle(self, *args, action: str, **options) -> None:
+        try:
+            getattr(self, f"_{action}")(**options)
+        except DeliveryRefused as refused:
+            raise CommandError(refused.message) from None
+
+    def _list(self, *, state, endpoint, json: bool = False, **options):  # noqa: A002
+        rows = selectors.deliveries_filtered(state=state, endpoint=endpoint)
+        for delivery in rows[:1000]:
+            if json:
+                self.stdout.write(_dumps(delivery_row(delivery)))
+            else:
+                self.stdout.write(
+                    f"{delivery.pk}  {delivery.state:<16} {delivery.endpoint.name}  "
+                    f"entry {delivery.entry_id}  attempts {delivery.attempts}  "
+                    f"created {timestamp(delivery.created_at)}"
+                )
+
+    def _show(self, *, id, json: bool = False, **options):  # noqa: A002
+        delivery = selectors.delivery_get(id)
+        if delivery is None:
+            raise CommandError(f"no delivery with id {id}")
+        row = delivery_row(delivery)
+        if json:
+            self.stdout.write(_dumps(row))
+            return
+        for key in ("id", "endpoint", "entry_id", "state"):
+            self.stdout.write(f"{key}: {row[key]}")
+        if delivery.note:
+            self.stdout.write(f"note: {delivery.note}")
+        for attempt in row["attempts"]:
+            self.stdout.write(
+                f"  {attempt['started_at']}  {attempt['kind']:<9} "
+                f"{attempt['status_code'] or attempt['error'] or 'in flight'}  "
+                f"{attempt['duration_ms']} ms  attempt {attempt['attempt_id']}"
+            )
+
+    def _reconcile(self, *, id, reason, **options):  # noqa: A002
+        delivery = services.delivery_reconcile(
+            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        )
+        self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
+
+    def _resend(self, *, id, reason, **options):  # noqa: A002
+        delivery = services.delivery_resend(
+            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        )
+        self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
+
+    def _cancel(self, *, id, reason, **options):  # noqa: A002
+        delivery = services.delivery_cancel(
+            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        )
+        self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
+
+    def _mark(self, *, id, state, reason, **options):  # noqa: A002
+        if not reason.strip():
+            raise CommandError("a reason is required to mark a delivery: --reason TEXT")
+        delivery = services.delivery_mark(
+            actor=services.COMMAND_LINE, delivery_id=id, state=state, reason=reason
+        )
+        self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
+
+    def _run(self, **options):
+        counts = outbox.deliveries_sweep(inline=True)
+        self.stdout.write(", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items()))
+
+
+def delivery_row(delivery: Delivery) -> dict:
+    return {
+        "id": str(delivery.pk),
+        "endpoint": delivery.endpoint.name,
+        "entry_id": delivery.entry_id,
+        "state": delivery.state,
+        "attempts": [
+            {
+                "attempt_id": str(attempt.attempt_id),
+                "kind": attempt.kind,
+                "started_at": timestamp(attempt.started_at),
+                "duration_ms": attempt.duration_ms,
+                "status_code": attempt.status_code,
+                "error": attempt.error or None,
+            }
+            for attempt in selectors.delivery_attempts(delivery)
+        ],
+    }
+
+
+def _dumps(value: dict) -> str:
+    return json.dumps(value)

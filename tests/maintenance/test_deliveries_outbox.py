@@ -1,0 +1,147 @@
+"""The outbox: one delivery per enabled endpoint, written in the entry's transaction with
+one statement; none for a replay; deletion applies the cancel rule in its transaction;
+a broker outage never fails a post."""
+
+import logging
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from board import services as board
+from board.celery import app
+from maintenance import deliveries, outbox
+from maintenance.models import Delivery
+from moderation import services as moderation
+from tests.conftest import question
+from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
+from tests.maintenance.webhook_receiver import Behaviour
+
+pytestmark = [pytest.mark.usefixtures("delivery_settings")]
+
+
+def _endpoint(name: str, **extra):
+    return deliveries.endpoint_add(name=name, url=f"https://{name}.example/hook", **extra)[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_entry_writes_one_delivery_per_enabled_endpoint_in_one_statement():
+    # given: two enabled endpoints and a disabled one
+    first, second = _endpoint("first"), _endpoint("second")
+    _endpoint("third")
+    deliveries.endpoint_disable(name="third")
+
+    # when
+    with CaptureQueriesContext(connection) as queries:
+        entry = post_entry()
+
+    # then: one INSERT ... SELECT wrote both, accepted, with the entry's id as a value
+    outbox_statements = [q["sql"] for q in queries if "maintenance_delivery" in q["sql"]]
+    assert len(outbox_statements) == 1
+    assert outbox_statements[0].startswith("INSERT INTO")
+    rows = Delivery.objects.filter(entry_id=entry.pk)
+    assert {row.endpoint_id for row in rows} == {first.pk, second.pk}
+    assert {row.state for row in rows} == {"accepted"}
+    assert len({row.pk for row in rows}) == 2
+    assert all(row.pk.version == 4 for row in rows)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replay_writes_no_delivery():
+    _endpoint("first")
+    payload = question()
+
+    created = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+    replayed = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+
+    assert replayed.replayed and replayed.entry.pk == created.entry.pk
+    assert Delivery.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_post_that_rolls_back_leaves_no_delivery():
+    from django.db import transaction
+
+    _endpoint("first")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        post_entry()
+        raise RuntimeError("the entry's transaction fails after the outbox row")
+
+    assert Delivery.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_an_entry_cancels_its_accepted_deliveries_in_the_same_transaction():
+    _endpoint("first")
+    entry = post_entry()
+
+    moderation.entry_delete(actor="test", entry_id=entry.pk, reason="spam")
+
+    delivery = delivery_of(entry)
+    assert delivery.state == "cancelled" and delivery.settled_at is not None
+    assert delivery.note == "entry deleted"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_an_entry_whose_earlier_attempt_was_lost_makes_it_unknown(receiver):
+    endpoint_for(receiver, supports="dedupe")
+    receiver.script = [Behaviour(hang=True)]
+    entry = post_entry()
+    outbox.delivery_run(delivery_id=delivery_of(entry).pk)  # times out: accepted again
+    assert delivery_of(entry).state == "accepted"
+
+    moderation.entry_delete(actor="test", entry_id=entry.pk, reason="spam")
+
+    # then: an earlier attempt may have landed, so it is not called cancelled
+    assert delivery_of(entry).state == "outcome_unknown"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_an_entry_while_its_delivery_runs_lets_the_attempt_settle_it(receiver):
+    endpoint_for(receiver, supports="none")
+    entry = post_entry()
+    seen_state = []
+
+    def delete_meanwhile():
+        moderation.entry_delete(actor="test", entry_id=entry.pk, reason="spam")
+        seen_state.append(delivery_of(entry).state)
+
+    receiver.script = [Behaviour(status=503, before=delete_meanwhile)]
+
+    delivery = drive(delivery_of(entry))
+
+    # then: cancel_requested while in flight; the 503 would be retried, so it is cancelled
+    assert seen_state == ["cancel_requested"]
+    assert delivery.state == "cancelled"
+    assert len(receiver.posts()) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
+    receiver, caplog, settings
+):
+    endpoint_for(receiver)
+    # given: a broker nobody listens on
+    saved = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    app.pool.force_close_all()
+    app._pool = None
+    try:
+        with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
+            posted = board.entry_post(
+                token=None, address="127.0.0.1", body=question(), route="api"
+            )
+    finally:
+        app.conf.broker_url = saved
+        app._pool = None
+
+    # then: the post is saved, the failure logged by class only, the delivery waits
+    assert posted.replayed is False
+    delivery = delivery_of(posted.entry)
+    assert delivery.state == "accepted"
+    [record] = [r for r in caplog.records if "not queued" in r.getMessage()]
+    assert "127.0.0.1:1" not in record.getMessage()
+    # when: the minute sweep runs
+    outbox.deliveries_sweep(inline=True)
+    delivery.refresh_from_db()
+    assert delivery.state == "succeeded"
