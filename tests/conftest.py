@@ -15,6 +15,7 @@ from django.test import Client
 from board.models import Entry, HourlyCounter
 from moderation import services as moderation
 from receipts.models import Attempt, Receipt, Tombstone
+from tests.chromium import api, browser_page, playwright_chromium  # noqa: F401  (fixtures)
 
 
 @dataclass

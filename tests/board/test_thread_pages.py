@@ -13,7 +13,6 @@ import pytest
 from board.views import REPLIES_PAGE_SIZE
 from moderation import services as moderation
 from tests.conftest import question, reply
-from tests.moderation.conftest import browser_page, playwright_chromium  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")
 

@@ -47,7 +47,7 @@ def broker_url() -> str:
 
 def expired_thread() -> None:
     _, token = board.token_issue(name="expired-poster")
-    board.entry_post(token=token, address="127.0.0.1", body=question(), route="api",
+    board.entry_post_received(token=token, address="127.0.0.1", body=question(), route="api",
                      now=timezone.now() - timedelta(days=31))
 
 

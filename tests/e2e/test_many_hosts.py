@@ -86,7 +86,7 @@ def watch(purged: threading.Event) -> None:
 def test_it_saves_one_entry_per_identity_across_instances_while_beat_purges(broker, tmp_path):
     # given: a thread that expired long ago, and the Procfile's processes three web times
     _, token = board.token_issue(name="expired-poster")
-    board.entry_post(token=token, address="127.0.0.1", body=question(), route="api",
+    board.entry_post_received(token=token, address="127.0.0.1", body=question(), route="api",
                      now=timezone.now() - timedelta(days=31))
     commands = procfile(tmp_path)
 

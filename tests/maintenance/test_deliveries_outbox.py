@@ -51,8 +51,8 @@ def test_a_replay_writes_no_delivery():
     _endpoint("first")
     payload = question()
 
-    created = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
-    replayed = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+    created = board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
+    replayed = board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
 
     assert replayed.replayed and replayed.entry.pk == created.entry.pk
     assert Delivery.objects.count() == 1
@@ -128,7 +128,7 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     app._pool = None
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
-            posted = board.entry_post(
+            posted = board.entry_post_received(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
     finally:
