@@ -10,6 +10,7 @@ import time
 import pytest
 from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from board import services
 from board.models import AgentToken, Entry, HourlyCounter
@@ -184,3 +185,26 @@ def test_it_gives_the_overall_count_back_when_a_post_makes_no_entry(settings):
     assert post(client, question()).status_code == 429
     assert HourlyCounter.objects.get(source="*overall*").count == 2
     assert Attempt.objects.filter(outcome="replayed").count() == 3
+
+
+@pytest.mark.django_db
+def test_it_reads_an_mcp_callers_token_once_for_a_post(roomy_limits):
+    # given: an agent calling post_entry over MCP
+    agent = issue_agent("mcp-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "post_entry", "arguments": question()}}
+
+    # when
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(
+            "/mcp", json.dumps(call), content_type="application/json",
+            HTTP_ACCEPT="application/json", HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+        )
+
+    # then: the transport's token check is the only read of the token
+    assert response.json()["result"]["structuredContent"]["http_status"] == 201
+    reads = [q["sql"] for q in captured.captured_queries
+             if "board_agenttoken" in q["sql"] and q["sql"].lstrip().startswith("SELECT")]
+    assert len(reads) == 1, reads
+    assert counts()["entries"] == 1
