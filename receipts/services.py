@@ -27,6 +27,8 @@ Faults are told truthfully: an error before COMMIT was sent means nothing was sa
 (`not_committed`); an error from COMMIT itself means we cannot tell (`unknown`).
 """
 
+import functools
+import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -74,7 +76,7 @@ class Identity:
     operation: str
     request_id: uuid.UUID
 
-    @property
+    @functools.cached_property
     def key(self) -> uuid.UUID:
         return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
 
@@ -212,9 +214,13 @@ def _claim(
         last_seen_at=now,
         receipt_expires_at=expires_at,
     )
+    # Adapted by hand: the fields' own get_db_prep_save (JSONField's above all) was a
+    # third of this function's time.
+    moment = connection.ops.adapt_datetimefield_value
     params = [
-        _CLAIM_FIELDS[name].get_db_prep_save(getattr(receipt, name), connection)
-        for name in _CLAIM_FIELDS
+        identity.scope, identity.operation, _uuid_param(identity.request_id),
+        json.dumps(dict(digests)), Receipt.State.SUCCEEDED.value, route, 1,
+        moment(now), moment(now), moment(expires_at),
     ]
     try:
         with connection.cursor() as cursor:
@@ -232,6 +238,7 @@ def _claim(
 
 _RECEIPTS = Receipt._meta.db_table
 _ATTEMPTS = Attempt._meta.db_table
+# In the order of the parameters _claim passes.
 _CLAIM_FIELDS = {
     name: Receipt._meta.get_field(name)
     for name in (
