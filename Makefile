@@ -63,9 +63,12 @@ manage: install
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Benchmarks are named bench_*.py so the test suite never collects them.
+# Benchmarks are named bench_*.py so the test suite never collects them. Then the write
+# path over HTTP: gunicorn (2 workers) driven by wrk, the C load generator from Debian.
 bench: install-test
 	$(PY) -m pytest tests/bench -o python_files='bench_*.py' -s $(PYTEST_ARGS)
+	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
+	$(PY) tests/bench/http_bench.py
 
 clean:
 	rm -rf .venv .venv-* var

@@ -1,10 +1,8 @@
 """The MCP endpoint (`/mcp`, SPEC 6): the board's calls as tools an agent can call.
 
-Design note. This module only translates. Every tool runs the same `*_answer` function
-as its HTTP endpoint in `board/api.py` (which calls the same service or selector and maps
-refusals through the one `error_answer`), and returns that answer's status and body as
-`structuredContent = {"http_status", "data", "retry_after_seconds"}`. So a tool answers
-exactly what HTTP answers, and a post first sent over one route replays over the other.
+Design note. This module is the transport only: JSON-RPC over HTTP in both eras. The
+tools are board/mcp_tools.py (each runs the same `*_answer` function as its HTTP endpoint,
+board/answers.py), the words an agent reads are board/mcp_words.py.
 
 Transport: Streamable HTTP, stateless, JSON responses only, as a dual-era server.
 - A request carrying the modern `_meta` (or any non-legacy `MCP-Protocol-Version`) is
@@ -29,39 +27,26 @@ import binascii
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board.answers import (
-    answers,
-    base_url,
-    entry_post_answer,
-    operation_answer,
-    reply_list_answer,
-    request_address,
-    request_id_answer,
-    request_token,
-    thread_answer,
-    thread_list_answer,
+from board.answers import request_address, request_token
+from board.exceptions import Unauthorized
+from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
+    LIST_CACHE_SCOPE,
+    LIST_TTL_MS,
+    TOOLS,
+    ToolParamsError,
+    _output_schema,
+    raised_at,
+    tools_call,
+    tools_list,
 )
-from board.exceptions import Answer, InvalidRequest, Unauthorized, error_answer
-from board.schemas import (
-    ENTRY_REQUEST_SCHEMA,
-    ENTRY_SCHEMA,
-    ERROR_SCHEMA,
-    OPERATION_SCHEMA,
-    PUBLIC_ENTRY_SCHEMA,
-    REQUEST_ID_SCHEMA,
-    THREAD_SCHEMA,
-    page_schema,
-)
+from board.mcp_words import instructions
 from board.services import caller_admit
-from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +59,6 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 SERVER_INFO = {"name": "settle", "title": "Settle", "version": "0.1.0"}
-# The tool list is the same for every caller; a minute of caching spares a round trip.
-LIST_TTL_MS = 60_000
-LIST_CACHE_SCOPE = "public"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -119,7 +101,9 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     try:
         return _serve(request)
     except Exception as error:  # SPEC 11.5: no input, however malformed, is a 500
-        log.error("mcp request failed with %s", type(error).__name__)
+        # A bug, not an input: logged as an error with where it was raised (never its
+        # text), and tests/board/test_mcp_protocol.py fails on this -32603.
+        log.error("mcp request failed with %s at %s", type(error).__name__, raised_at(error))
         return _rpc_error(None, INTERNAL_ERROR, "internal error; nothing is known of this call",
                           status=200)
 
@@ -289,9 +273,9 @@ def _modern(
         if method == "server/discover":
             result = _discover()
         elif method == "tools/list":
-            result = _tools_list(params, modern=True)
+            result = _tools(tools_list, params, modern=True)
         elif method == "tools/call":
-            result = _tools_call(request, params)
+            result = _tools(tools_call, request, params)
         else:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
     except ProtocolError as error:
@@ -358,7 +342,7 @@ def _discover() -> dict:
         "supportedVersions": SUPPORTED_VERSIONS,
         "capabilities": {"tools": {}},
         "serverInfo": SERVER_INFO,
-        "instructions": _instructions(),
+        "instructions": instructions(),
         "ttlMs": LIST_TTL_MS,
         "cacheScope": LIST_CACHE_SCOPE,
     }
@@ -379,7 +363,7 @@ def _initialize(params: dict) -> dict:
         "protocolVersion": version,
         "capabilities": {"tools": {}},
         "serverInfo": SERVER_INFO,
-        "instructions": _instructions(),
+        "instructions": instructions(),
     }
 
 
@@ -388,9 +372,9 @@ def _legacy(request: HttpRequest, rpc_id: object, method: str, params: dict) -> 
         if method == "ping":
             result: dict = {}
         elif method == "tools/list":
-            result = _tools_list(params, modern=False)
+            result = _tools(tools_list, params, modern=False)
         elif method == "tools/call":
-            result = _tools_call(request, params)
+            result = _tools(tools_call, request, params)
         else:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
     except ProtocolError as error:
@@ -398,421 +382,10 @@ def _legacy(request: HttpRequest, rpc_id: object, method: str, params: dict) -> 
     return _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
 
 
-# --- Tools --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    title: str
-    summary: str
-    input_schema: dict
-    success_schema: dict
-    read_only: bool
-    run: Callable[[HttpRequest, dict], Answer]
-
-
-def _tools_list(params: dict, *, modern: bool) -> dict:
-    cursor = params.get("cursor")
-    if cursor is not None:
-        # One page holds every tool, so no cursor this server made can be presented.
-        raise ProtocolError(INVALID_PARAMS, "Invalid params: unknown cursor")
-    result: dict = {"tools": [_tool_definition(tool) for tool in TOOLS.values()]}
-    if modern:
-        result.update(ttlMs=LIST_TTL_MS, cacheScope=LIST_CACHE_SCOPE)
-    return result
-
-
-def _tool_definition(tool: Tool) -> dict:
-    annotations = {"title": tool.title, "readOnlyHint": tool.read_only, "openWorldHint": False}
-    if not tool.read_only:
-        annotations.update(destructiveHint=False, idempotentHint=True)
-    return {
-        "name": tool.name,
-        "title": tool.title,
-        "description": f"{tool.summary}\n\n{_request_id_guide()}",
-        "inputSchema": tool.input_schema,
-        "outputSchema": _output_schema(tool.success_schema),
-        "annotations": annotations,
-    }
-
-
-def _output_schema(success: dict) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "http_status": {
-                "type": "integer",
-                "description": "The status the HTTP API answers for the same call.",
-            },
-            "data": {
-                "description": "The HTTP API's JSON body: the result, or {error: {...}}.",
-                "anyOf": [success, ERROR_SCHEMA],
-            },
-            "retry_after_seconds": {
-                "type": ["integer", "null"],
-                "description": "How long to wait before retrying, when the answer says to.",
-            },
-        },
-        "required": ["http_status", "data", "retry_after_seconds"],
-        "additionalProperties": False,
-    }
-
-
-def _tools_call(request: HttpRequest, params: dict) -> dict:
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise ProtocolError(INVALID_PARAMS, 'Invalid params: "name" must be a string')
-    tool = TOOLS.get(name)
-    if tool is None:
-        raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
-    arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise ProtocolError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
+def _tools(handler: Callable[..., dict], *args, **kwargs) -> dict:
     try:
-        answer = tool.run(request, arguments)
-    except Exception as error:
-        # Known refusals and database faults are answers already; this is a bug. Say so
-        # truthfully: a read wrote nothing, a post may or may not have been saved.
-        log.error("mcp tool %s failed with %s", tool.name, type(error).__name__)
-        outcome = OutcomeUnavailable.NOT_COMMITTED if tool.read_only else OutcomeUnavailable.UNKNOWN
-        answer = error_answer(OutcomeUnavailable(outcome=outcome))
-    structured = {
-        "http_status": answer.status,
-        "data": answer.body,
-        "retry_after_seconds": answer.retry_after,
-    }
-    return {
-        "content": [
-            {"type": "text", "text": _summary(tool.name, answer)},
-            {"type": "text", "text": json.dumps(structured, ensure_ascii=False)},
-        ],
-        "structuredContent": structured,
-        "isError": answer.status >= 400,
-    }
-
-
-# --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------
-
-
-def _check_arguments(arguments: dict, allowed: dict[str, tuple[str, bool]]) -> None:
-    """Refuse unknown, missing or mistyped arguments as HTTP would: 422 invalid_request."""
-    problems = [
-        {"field": name, "problem": "unknown field"} for name in sorted(arguments.keys() - allowed)
-    ]
-    for name, (kind, required) in allowed.items():
-        value = arguments.get(name)
-        if value is None:
-            if required:
-                problems.append({"field": name, "problem": "required"})
-        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            problems.append({"field": name, "problem": "must be an integer"})
-        elif kind == "string" and not isinstance(value, str):
-            problems.append({"field": name, "problem": "must be a string"})
-    if problems:
-        raise InvalidRequest(problems)
-
-
-def _text_or_none(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-
-
-@answers
-def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {})
-    return request_id_answer(caller=request.caller)
-
-
-def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
-    # The arguments are the HTTP body, already decoded: entry_post checks them exactly
-    # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The transport has already checked the token: its caller and policy are passed on.
-    return entry_post_answer(
-        token=None,
-        address=request_address(request),
-        body=arguments,
-        header_key=None,
-        route="mcp",
-        base=base_url(request),
-        admission=request.admission,
-    )
-
-
-@answers
-def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
-    # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
-    _check_arguments(arguments, {"request_id": ("any", False)})
-    return operation_answer(
-        caller=request.caller,
-        request_id=arguments.get("request_id"),
-        base=base_url(request),
-    )
-
-
-_PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
-
-
-@answers
-def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, _PAGE_ARGUMENTS)
-    return thread_list_answer(
-        caller=request.caller,
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
-        base=base_url(request),
-    )
-
-
-@answers
-def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"id": ("integer", True)})
-    return thread_answer(
-        caller=request.caller,
-        thread_id=str(arguments["id"]),
-        base=base_url(request),
-    )
-
-
-@answers
-def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
-    return reply_list_answer(
-        caller=request.caller,
-        thread_id=str(arguments["thread_id"]),
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
-        base=base_url(request),
-    )
-
-
-# --- Tool table ---------------------------------------------------------------------------
-
-_NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
-_CURSOR = {
-    "type": ["string", "null"],
-    "description": "next_cursor from the previous page; omit for the first page.",
-}
-_LIMIT = {
-    "type": ["integer", "null"],
-    "minimum": 1,
-    "maximum": 100,
-    "description": "Items a page, 1 to 100; 50 when omitted.",
-}
-_UUID = {"type": "string", "format": "uuid", "description": "The request_id you kept."}
-
-TOOLS: dict[str, Tool] = {
-    tool.name: tool
-    for tool in [
-        Tool(
-            name="new_request_id",
-            title="Make a request_id",
-            summary=(
-                "Make a fresh request_id (a UUID v4) for ONE new post. Call it once per "
-                "intended post, before the first attempt, and keep the id with the post's "
-                "content until the outcome is settled. Writes nothing."
-            ),
-            input_schema=_NO_ARGUMENTS,
-            success_schema=REQUEST_ID_SCHEMA,
-            read_only=True,
-            run=_run_new_request_id,
-        ),
-        Tool(
-            name="post_entry",
-            title="Post a question or reply",
-            summary=(
-                "Post a question (type 'question', with title) or a reply (type 'reply', "
-                "with parent_id). Idempotent only for the same request_id AND the same "
-                "content: a call repeated with both unchanged saves nothing new and answers "
-                "http_status 200 with replayed true and the entry saved first; the same "
-                "request_id with different content is refused with 409 conflict. "
-                "http_status 201 means it was saved now."
-            ),
-            input_schema=ENTRY_REQUEST_SCHEMA,
-            success_schema=ENTRY_SCHEMA,
-            read_only=False,
-            run=_run_post_entry,
-        ),
-        Tool(
-            name="get_operation",
-            title="Look up a post's outcome",
-            summary=(
-                "Look up what became of one of YOUR posts by its request_id, without "
-                "writing anything: status succeeded (result is the entry), deleted or "
-                "expired; http_status 404 means nothing was saved under this id for you "
-                "(or it is older than tombstone retention)."
-            ),
-            input_schema={
-                "type": "object",
-                "properties": {"request_id": _UUID},
-                "required": ["request_id"],
-                "additionalProperties": False,
-            },
-            success_schema=OPERATION_SCHEMA,
-            read_only=True,
-            run=_run_get_operation,
-        ),
-        Tool(
-            name="list_threads",
-            title="List questions",
-            summary="List public questions, newest first, a page at a time (next_cursor).",
-            input_schema={
-                "type": "object",
-                "properties": {"cursor": _CURSOR, "limit": _LIMIT},
-                "additionalProperties": False,
-            },
-            success_schema=page_schema(THREAD_SCHEMA),
-            read_only=True,
-            run=_run_list_threads,
-        ),
-        Tool(
-            name="get_thread",
-            title="Read a question",
-            summary="Read one public question, with its count of public replies.",
-            input_schema={
-                "type": "object",
-                "properties": {"id": {"type": "integer", "description": "The question's id."}},
-                "required": ["id"],
-                "additionalProperties": False,
-            },
-            success_schema=THREAD_SCHEMA,
-            read_only=True,
-            run=_run_get_thread,
-        ),
-        Tool(
-            name="list_replies",
-            title="List a question's replies",
-            summary=(
-                "List a public question's public replies, oldest first, a page at a time "
-                "(next_cursor). A reply's bookmark_url opens the page that starts with it."
-            ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "thread_id": {"type": "integer", "description": "The question's id."},
-                    "cursor": _CURSOR,
-                    "limit": _LIMIT,
-                },
-                "required": ["thread_id"],
-                "additionalProperties": False,
-            },
-            success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
-            read_only=True,
-            run=_run_list_replies,
-        ),
-    ]
-}
-
-
-# --- Words for the agent ------------------------------------------------------------------
-
-
-def _duration(period: timedelta) -> str:
-    seconds = int(period.total_seconds())
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        if seconds % size == 0 and seconds >= size:
-            count = seconds // size
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return f"{seconds} seconds"
-
-
-def _request_id_guide() -> str:
-    retention = _duration(settings.SETTLE_ENTRY_RETENTION)
-    return (
-        "request_id rules: make a NEW request_id (new_request_id) for each new post you "
-        "intend, before its first attempt, and keep it. A retry of that post (after a "
-        "timeout, a lost answer, 429, 503 or 409 in_progress) MUST reuse the same "
-        "request_id with exactly the same content; never make a new id for a retry, or the "
-        f"post may be saved twice. A request_id stays valid for {retention} after its entry "
-        "was saved (receipt_expires_at): until then a retry replays the saved entry; after "
-        "it, a retry answers 410 expired. If an outcome is uncertain (no answer, or 503 with "
-        "outcome 'unknown'), call get_operation with the request_id, or post_entry again "
-        "with the same request_id and content; report the post as unconfirmed until one of "
-        "them settles it."
-    )
-
-
-def _instructions() -> str:
-    return (
-        "Settle is a question-and-answer board whose writes are safely retryable. To post: "
-        "new_request_id, keep the id, post_entry; if the answer is lost, post_entry again "
-        "with the same request_id and content, or get_operation; report the post as "
-        "unconfirmed until one of them settles it. " + _request_id_guide()
-    )
-
-
-def _summary(tool: str, answer: Answer) -> str:
-    """One short sentence: what happened and what to do next."""
-    data = answer.body
-    if answer.status >= 400:
-        return _error_summary(tool, answer)
-    if tool == "post_entry":
-        what = f"{data['type']} {data['id']} (request_id {data['request_id']})"
-        if data["replayed"]:
-            return (
-                f"Already saved earlier: this retry returned the same {what}; nothing new "
-                "was written. The post is confirmed; do not post it again."
-            )
-        return f"Saved {what} now. The post is confirmed; do not post it again."
-    if tool == "new_request_id":
-        return (
-            f"New request_id {data['request_id']}. Keep it with the content of this one "
-            "post and reuse both, unchanged, on every retry."
-        )
-    if tool == "get_operation":
-        status = data["status"]
-        if status == "succeeded":
-            return (
-                f"Confirmed: request {data['request_id']} saved entry {data['result']['id']}. "
-                "Do not post it again."
-            )
-        if status == "deleted":
-            return "Saved once, then deleted by an operator; it will not be recreated."
-        return (
-            "The receipt of this request expired: its outcome can no longer be replayed. "
-            "To post again, make a new request_id."
-        )
-    if "items" in data:
-        more = "more with next_cursor" if data["next_cursor"] else "no more pages"
-        return f"{len(data['items'])} item(s); {more}."
-    return f"Question {data['id']} with {data['reply_count']} public reply(ies)."
-
-
-def _error_summary(tool: str, answer: Answer) -> str:
-    error = answer.body["error"]
-    code, message = error["code"], error["message"]
-    wait = answer.retry_after
-    same = "retry with the same request_id and the same content"
-    advice = {
-        "bad_request": "Nothing was saved. Fix the call and send it again.",
-        "unauthorized": "Nothing was done. Use a valid bearer token.",
-        "not_found": "Nothing matches. Check the id.",
-        "conflict": (
-            f"Nothing was saved: this request_id was used for different content "
-            f"({', '.join(error.get('conflicting_fields', []))}). A retry must resend the "
-            "first content unchanged; a different post needs a new request_id."
-        ),
-        "in_progress": f"Another call with this request_id is being saved: wait {wait}s, "
-        f"then {same}, or call get_operation.",
-        "deleted": "An operator deleted this entry; do not retry it, it will not be recreated.",
-        "expired": "Its outcome can no longer be replayed; to post again, make a new request_id.",
-        "invalid_request": (
-            "Nothing was saved. Fix the arguments named in error.fields and call again; the "
-            "same request_id may be reused."
-        ),
-        "parent_unavailable": "Nothing was saved. Reply to a public, open question.",
-        "rate_limited": f"Nothing was saved. Wait {wait}s, then {same}.",
-        "writes_disabled": f"Posting is paused; nothing was saved. Wait {wait}s, then {same}.",
-    }.get(code, f"Wait {wait}s, then {same}." if wait else "")
-    if code == "unavailable":
-        if error.get("outcome") == "unknown":
-            advice = (
-                "The outcome is UNKNOWN: the post may have been saved. Call get_operation with "
-                f"this request_id, or {same}; report it as unconfirmed until then."
-            )
-        else:
-            advice = f"Nothing was saved. Wait {wait}s, then {same}."
-    return f"HTTP {answer.status} {code}: {message}. {advice}".strip()
+        return handler(*args, **kwargs)
+    except ToolParamsError as error:
+        raise ProtocolError(INVALID_PARAMS, str(error)) from None

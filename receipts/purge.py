@@ -77,7 +77,7 @@ def sql_moment(moment: datetime):
 
 
 def _read_moment(value) -> datetime:
-    # PostgreSQL returns aware datetimes; SQLite returns UTC text to a raw query.
+    # PostgreSQL returns aware datetimes; SQLite returns UTC text (or naive) to raw SQL.
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo else value.replace(tzinfo=UTC)

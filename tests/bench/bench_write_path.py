@@ -28,7 +28,9 @@ def per_call(calls) -> float:
 
 
 def post(payload: dict):
-    return lambda: services.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
+    return lambda: services.entry_post_received(
+        token=None, address="127.0.0.1", body=payload, route="api"
+    )
 
 
 def bare_create():

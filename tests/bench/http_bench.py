@@ -291,7 +291,9 @@ def main() -> None:
             status, _ = post_json(base + "/api/v1/entries", payload, token)
             assert status == 201, status
             saved.append(json.dumps(payload))
-        status, thread = post_json(base + "/api/v1/entries", question_payload(str(uuid.uuid4())), token)
+        status, thread = post_json(
+            base + "/api/v1/entries", question_payload(str(uuid.uuid4())), token
+        )
         for n in range(50):
             reply = question_payload(str(uuid.uuid4()), n)
             del reply["title"]
@@ -321,9 +323,10 @@ def main() -> None:
     worst = max(r["p99"] / max(r["p50"], 1) for r in measured)
     failures = sum(r["fivexx"] for r in measured)
     client = max(r["client_cpu"] for r in rows)
-    print(f"  wrk used at most {client * 100:.0f}% of one core; 5xx in all cases: {failures}")
+    print(f"  wrk used at most {client * 100:.0f}% of one core; 5xx in all: {failures}")
     print(
-        f"bench: new/ceiling={new['rps'] / ceiling:.2f} replay/ceiling={replay['rps'] / ceiling:.2f}"
+        f"bench: new/ceiling={new['rps'] / ceiling:.2f}"
+        f" replay/ceiling={replay['rps'] / ceiling:.2f}"
         f" mcp/http={mcp['rps'] / new['rps']:.2f} storm_entries={storm_entries}"
         f" p99/p50={worst:.1f}"
     )

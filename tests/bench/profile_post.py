@@ -29,7 +29,6 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from moderation import services as moderation  # noqa: E402
-
 from tests.bench.http_bench import question_payload  # noqa: E402
 
 

@@ -463,6 +463,12 @@ def test_it_never_answers_500_or_stores_anything(client, db, message, method, ve
     assert response.status_code < 500
     if response.status_code != 202:
         assert response["Content-Type"].startswith("application/json")
+        body = response.json()
+        # -32603 and a tool's 503 are what an unexpected exception becomes: a bug, never
+        # an answer to bad input (the database is healthy here).
+        assert body.get("error", {}).get("code") != -32603, body
+        structured = (body.get("result") or {}).get("structuredContent") or {}
+        assert structured.get("http_status") != 503, body
     assert counts() == NOTHING
 
 

@@ -7,12 +7,12 @@ from datetime import timedelta
 
 import pytest
 from django.db import connections
-from django.db.models.signals import post_save
 from django.utils import timezone
 
 from board import services as board
 from board.exceptions import BoardError
 from board.models import Entry
+from board.signals import entry_created
 from maintenance.services import purge_expired_threads
 from receipts.exceptions import ReceiptError
 from receipts.models import Receipt, Tombstone
@@ -24,7 +24,9 @@ RETENTION = timedelta(days=30)
 
 
 def post(token, payload, now):
-    return board.entry_post_received(token=token, address="127.0.0.1", body=payload, route="api", now=now)
+    return board.entry_post_received(
+        token=token, address="127.0.0.1", body=payload, route="api", now=now
+    )
 
 
 def answer_of(token, payload, now) -> str:
@@ -167,8 +169,8 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
     expiry = start + RETENTION
     written, release = threading.Event(), threading.Event()
 
-    def pause_after_the_reply_is_written(sender, instance, created, **kwargs):
-        if instance.type == Entry.Type.REPLY:
+    def pause_after_the_reply_is_written(sender, entry, now, **kwargs):
+        if entry.type == Entry.Type.REPLY:
             written.set()
             release.wait(10)
 
@@ -180,7 +182,7 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
         finally:
             connections.close_all()
 
-    post_save.connect(pause_after_the_reply_is_written, sender=Entry)
+    entry_created.connect(pause_after_the_reply_is_written, sender=Entry)
     try:
         replier = threading.Thread(target=reply_now)
         replier.start()
@@ -205,7 +207,7 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
         pool.shutdown()
     finally:
         release.set()
-        post_save.disconnect(pause_after_the_reply_is_written, sender=Entry)
+        entry_created.disconnect(pause_after_the_reply_is_written, sender=Entry)
 
     # then: the reply is saved with its thread kept, or refused; never "503 unknown"
     assert answers[0] in {"201", "422 parent_unavailable"}, answers

@@ -23,7 +23,9 @@ RUN = "/console/retention/run"
 
 def post_expired_thread() -> None:
     long_ago = timezone.now() - timedelta(days=31)
-    board.entry_post_received(token=None, address="127.0.0.1", body=question(), route="api", now=long_ago)
+    board.entry_post_received(
+        token=None, address="127.0.0.1", body=question(), route="api", now=long_ago
+    )
 
 
 @pytest.mark.django_db

@@ -1,0 +1,374 @@
+"""The MCP tool table: each tool checks its arguments like the HTTP endpoint checks its
+path and query, runs the same `*_answer` function as that endpoint (board/answers.py),
+and returns the answer's status and body as `structuredContent = {"http_status", "data",
+"retry_after_seconds"}`. So a tool answers exactly what HTTP answers, and a post first
+sent over one route replays over the other.
+
+`tools/list` and `tools/call` are served from here; the transport (board/mcp.py) turns
+`ToolParamsError` into JSON-RPC's -32602.
+"""
+
+import json
+import logging
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+from board.answers import (
+    answers,
+    base_url,
+    entry_post_answer,
+    operation_answer,
+    reply_list_answer,
+    request_address,
+    request_id_answer,
+    thread_answer,
+    thread_list_answer,
+)
+from board.exceptions import Answer, InvalidRequest, error_answer
+from board.mcp_words import request_id_guide, summary
+from board.schemas import (
+    ENTRY_REQUEST_SCHEMA,
+    ENTRY_SCHEMA,
+    ERROR_SCHEMA,
+    OPERATION_SCHEMA,
+    PUBLIC_ENTRY_SCHEMA,
+    REQUEST_ID_SCHEMA,
+    THREAD_SCHEMA,
+    page_schema,
+)
+from receipts.exceptions import OutcomeUnavailable
+
+log = logging.getLogger(__name__)
+
+
+# The tool list is the same for every caller; a minute of caching spares a round trip.
+LIST_TTL_MS = 60_000
+LIST_CACHE_SCOPE = "public"
+
+
+class ToolParamsError(Exception):
+    """`tools/list` or `tools/call` params the protocol refuses (JSON-RPC -32602)."""
+
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    summary: str
+    input_schema: dict
+    success_schema: dict
+    read_only: bool
+    run: Callable[[HttpRequest, dict], Answer]
+
+
+def tools_list(params: dict, *, modern: bool) -> dict:
+    cursor = params.get("cursor")
+    if cursor is not None:
+        # One page holds every tool, so no cursor this server made can be presented.
+        raise ToolParamsError("Invalid params: unknown cursor")
+    result: dict = {"tools": [_tool_definition(tool) for tool in TOOLS.values()]}
+    if modern:
+        result.update(ttlMs=LIST_TTL_MS, cacheScope=LIST_CACHE_SCOPE)
+    return result
+
+
+def _tool_definition(tool: Tool) -> dict:
+    annotations = {"title": tool.title, "readOnlyHint": tool.read_only, "openWorldHint": False}
+    if not tool.read_only:
+        annotations.update(destructiveHint=False, idempotentHint=True)
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": f"{tool.summary}\n\n{request_id_guide()}",
+        "inputSchema": tool.input_schema,
+        "outputSchema": _output_schema(tool.success_schema),
+        "annotations": annotations,
+    }
+
+
+def _output_schema(success: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {
+            "http_status": {
+                "type": "integer",
+                "description": "The status the HTTP API answers for the same call.",
+            },
+            "data": {
+                "description": "The HTTP API's JSON body: the result, or {error: {...}}.",
+                "anyOf": [success, ERROR_SCHEMA],
+            },
+            "retry_after_seconds": {
+                "type": ["integer", "null"],
+                "description": "How long to wait before retrying, when the answer says to.",
+            },
+        },
+        "required": ["http_status", "data", "retry_after_seconds"],
+        "additionalProperties": False,
+    }
+
+
+def tools_call(request: HttpRequest, params: dict) -> dict:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise ToolParamsError('Invalid params: "name" must be a string')
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise ToolParamsError(f"Unknown tool: {name}")
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ToolParamsError('Invalid params: "arguments" must be an object')
+    try:
+        answer = tool.run(request, arguments)
+    except Exception as error:
+        # Known refusals and database faults are answers already; this is a bug. Say so
+        # truthfully: a read wrote nothing, a post may or may not have been saved.
+        # Not silent: logged as an error with where it was raised (never its text, which
+        # may quote the request), and the protocol tests fail on this answer.
+        log.error("mcp tool %s failed with %s at %s", tool.name, type(error).__name__,
+                  raised_at(error))
+        outcome = OutcomeUnavailable.NOT_COMMITTED if tool.read_only else OutcomeUnavailable.UNKNOWN
+        answer = error_answer(OutcomeUnavailable(outcome=outcome))
+    structured = {
+        "http_status": answer.status,
+        "data": answer.body,
+        "retry_after_seconds": answer.retry_after,
+    }
+    return {
+        "content": [
+            {"type": "text", "text": summary(tool.name, answer)},
+            {"type": "text", "text": json.dumps(structured, ensure_ascii=False)},
+        ],
+        "structuredContent": structured,
+        "isError": answer.status >= 400,
+    }
+
+
+# --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------
+
+
+def _check_arguments(arguments: dict, allowed: dict[str, tuple[str, bool]]) -> None:
+    """Refuse unknown, missing or mistyped arguments as HTTP would: 422 invalid_request."""
+    problems = [
+        {"field": name, "problem": "unknown field"} for name in sorted(arguments.keys() - allowed)
+    ]
+    for name, (kind, required) in allowed.items():
+        value = arguments.get(name)
+        if value is None:
+            if required:
+                problems.append({"field": name, "problem": "required"})
+        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append({"field": name, "problem": "must be an integer"})
+        elif kind == "string" and not isinstance(value, str):
+            problems.append({"field": name, "problem": "must be a string"})
+    if problems:
+        raise InvalidRequest(problems)
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+
+
+@answers
+def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
+    _check_arguments(arguments, {})
+    return request_id_answer(caller=request.caller)
+
+
+def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
+    # The arguments are the HTTP body, already decoded: entry_post checks them exactly
+    # as it checks a posted body, and records "mcp" as the route of a first attempt.
+    # The transport has already checked the token: its caller and policy are passed on.
+    return entry_post_answer(
+        token=None,
+        address=request_address(request),
+        body=arguments,
+        header_key=None,
+        route="mcp",
+        base=base_url(request),
+        admission=request.admission,
+    )
+
+
+@answers
+def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
+    # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
+    _check_arguments(arguments, {"request_id": ("any", False)})
+    return operation_answer(
+        caller=request.caller,
+        request_id=arguments.get("request_id"),
+        base=base_url(request),
+    )
+
+
+_PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
+
+
+@answers
+def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
+    _check_arguments(arguments, _PAGE_ARGUMENTS)
+    return thread_list_answer(
+        caller=request.caller,
+        cursor=arguments.get("cursor"),
+        limit=_text_or_none(arguments.get("limit")),
+        base=base_url(request),
+    )
+
+
+@answers
+def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
+    _check_arguments(arguments, {"id": ("integer", True)})
+    return thread_answer(
+        caller=request.caller,
+        thread_id=str(arguments["id"]),
+        base=base_url(request),
+    )
+
+
+@answers
+def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
+    _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
+    return reply_list_answer(
+        caller=request.caller,
+        thread_id=str(arguments["thread_id"]),
+        cursor=arguments.get("cursor"),
+        limit=_text_or_none(arguments.get("limit")),
+        base=base_url(request),
+    )
+
+
+# --- Tool table ---------------------------------------------------------------------------
+
+_NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
+_CURSOR = {
+    "type": ["string", "null"],
+    "description": "next_cursor from the previous page; omit for the first page.",
+}
+_LIMIT = {
+    "type": ["integer", "null"],
+    "minimum": 1,
+    "maximum": 100,
+    "description": "Items a page, 1 to 100; 50 when omitted.",
+}
+_UUID = {"type": "string", "format": "uuid", "description": "The request_id you kept."}
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in [
+        Tool(
+            name="new_request_id",
+            title="Make a request_id",
+            summary=(
+                "Make a fresh request_id (a UUID v4) for ONE new post. Call it once per "
+                "intended post, before the first attempt, and keep the id with the post's "
+                "content until the outcome is settled. Writes nothing."
+            ),
+            input_schema=_NO_ARGUMENTS,
+            success_schema=REQUEST_ID_SCHEMA,
+            read_only=True,
+            run=_run_new_request_id,
+        ),
+        Tool(
+            name="post_entry",
+            title="Post a question or reply",
+            summary=(
+                "Post a question (type 'question', with title) or a reply (type 'reply', "
+                "with parent_id). Idempotent only for the same request_id AND the same "
+                "content: a call repeated with both unchanged saves nothing new and answers "
+                "http_status 200 with replayed true and the entry saved first; the same "
+                "request_id with different content is refused with 409 conflict. "
+                "http_status 201 means it was saved now."
+            ),
+            input_schema=ENTRY_REQUEST_SCHEMA,
+            success_schema=ENTRY_SCHEMA,
+            read_only=False,
+            run=_run_post_entry,
+        ),
+        Tool(
+            name="get_operation",
+            title="Look up a post's outcome",
+            summary=(
+                "Look up what became of one of YOUR posts by its request_id, without "
+                "writing anything: status succeeded (result is the entry), deleted or "
+                "expired; http_status 404 means nothing was saved under this id for you "
+                "(or it is older than tombstone retention)."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"request_id": _UUID},
+                "required": ["request_id"],
+                "additionalProperties": False,
+            },
+            success_schema=OPERATION_SCHEMA,
+            read_only=True,
+            run=_run_get_operation,
+        ),
+        Tool(
+            name="list_threads",
+            title="List questions",
+            summary="List public questions, newest first, a page at a time (next_cursor).",
+            input_schema={
+                "type": "object",
+                "properties": {"cursor": _CURSOR, "limit": _LIMIT},
+                "additionalProperties": False,
+            },
+            success_schema=page_schema(THREAD_SCHEMA),
+            read_only=True,
+            run=_run_list_threads,
+        ),
+        Tool(
+            name="get_thread",
+            title="Read a question",
+            summary="Read one public question, with its count of public replies.",
+            input_schema={
+                "type": "object",
+                "properties": {"id": {"type": "integer", "description": "The question's id."}},
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+            success_schema=THREAD_SCHEMA,
+            read_only=True,
+            run=_run_get_thread,
+        ),
+        Tool(
+            name="list_replies",
+            title="List a question's replies",
+            summary=(
+                "List a public question's public replies, oldest first, a page at a time "
+                "(next_cursor). A reply's bookmark_url opens the page that starts with it."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "thread_id": {"type": "integer", "description": "The question's id."},
+                    "cursor": _CURSOR,
+                    "limit": _LIMIT,
+                },
+                "required": ["thread_id"],
+                "additionalProperties": False,
+            },
+            success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
+            read_only=True,
+            run=_run_list_replies,
+        ),
+    ]
+}
+
+
+
+
+def raised_at(error: BaseException) -> str:
+    """`file:line in function` of the innermost frame: where a bug is, without its text."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "unknown"
+    frame = frames[-1]
+    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"

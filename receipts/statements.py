@@ -1,0 +1,258 @@
+"""The idempotency engine's statements, one class per engine (receipts/services.py picks
+one, in one place): the replay and the creation of an effect, written once, with
+parameters, beside the models they touch (receipts/models.py)."""
+
+import json
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+
+from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
+from receipts.models import Attempt, Receipt, Tombstone
+from receipts.purge import _read_moment as read_moment
+
+_RECEIPTS = Receipt._meta.db_table
+_ATTEMPTS = Attempt._meta.db_table
+_TOMBSTONES = Tombstone._meta.db_table
+
+RECEIPT_COLUMNS = (
+    "id", "state", "digests", "result_id", "first_route", "attempts", "first_seen_at",
+    "last_seen_at", "receipt_expires_at", "deleted_at",
+)
+
+
+def receipt_from_row(identity, row) -> Receipt:
+    values = dict(zip(RECEIPT_COLUMNS, row, strict=False))
+    if isinstance(values["digests"], str):
+        values["digests"] = json.loads(values["digests"])
+    for name in ("first_seen_at", "last_seen_at", "receipt_expires_at"):
+        values[name] = read_moment(values[name])
+    if values["deleted_at"] is not None:
+        values["deleted_at"] = read_moment(values["deleted_at"])
+    return Receipt(
+        scope=identity.scope, operation=identity.operation, request_id=identity.request_id,
+        **values,
+    )
+
+
+def tombstone_error(reason: int) -> ReceiptError:
+    if reason == Tombstone.Reason.DELETED:
+        return RequestDeleted()
+    return RequestExpired()
+
+
+class PostgreSQL:
+    """The write path in as few statements as PostgreSQL allows (data-modifying CTEs).
+
+    Replaces, for a new post, the tombstone read, the entry's ORM INSERT, the receipt's
+    result_id UPDATE and the attempt's ORM INSERT (four round trips, three compiled by
+    the ORM each time) with one; for a replay, the receipt read, its UPDATE, the entry
+    read and the attempt INSERT, and the transaction around them, with one. Measured
+    (tests/bench/profile_post.py, cProfile, 300 posts on PostgreSQL): 7,540 Python calls
+    and 13 round trips a new post before, 3,100 and 6 after; the ORM's SQL compilation
+    (`as_sql`) was 12% of the profiled time before and is gone from this path.
+    """
+
+    # The verdict of receipts.services._verdict (`judge`), in SQL, so the attempt is
+    # logged in the same statement.
+    _OUTCOME_SQL = (
+        "CASE WHEN state = %(deleted)s THEN 'deleted' "
+        "WHEN receipt_expires_at <= %(now)s THEN 'expired' "
+        "WHEN digests = %(digests)s::jsonb THEN 'replayed' ELSE 'conflict' END"
+    )
+
+    def replay(self, identity, digests, route, now, model, judge):
+        # One statement, in its own (auto)commit: lock and count (UPDATE), log the attempt,
+        # and join the effect. The join reads the snapshot this statement started with,
+        # which holds the effect whenever the receipt was committed before it began (the
+        # caller saw it, or its claim waited for it); otherwise `load` reads it after.
+        join, columns = "", ""
+        if model is not None:
+            fields = model._meta.concrete_fields
+            columns = ", " + ", ".join(f"made.{f.column}" for f in fields)
+            join = (
+                f" LEFT JOIN {model._meta.db_table} made "
+                f"ON made.{model._meta.pk.column} = hit.result_id"
+            )
+        sql = f"""
+            WITH hit AS (
+                UPDATE {_RECEIPTS} SET attempts = attempts + 1, last_seen_at = %(now)s
+                WHERE scope = %(scope)s AND operation = %(operation)s
+                    AND request_id = %(request_id)s
+                RETURNING {", ".join(RECEIPT_COLUMNS)}, {self._OUTCOME_SQL} AS outcome
+            ), logged AS (
+                INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
+                SELECT %(key)s, id, %(route)s, outcome,
+                    CASE WHEN outcome = 'replayed' THEN '' ELSE outcome END, %(now)s
+                FROM hit
+            )
+            SELECT {", ".join(f"hit.{c}" for c in RECEIPT_COLUMNS)}{columns}
+            FROM hit{join}
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, {
+                "now": now,
+                "scope": identity.scope,
+                "operation": identity.operation,
+                "request_id": identity.request_id,
+                "deleted": Receipt.State.DELETED.value,
+                "digests": json.dumps(dict(digests)),
+                "key": identity.key,
+                "route": route,
+            })
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        receipt = receipt_from_row(identity, row[: len(RECEIPT_COLUMNS)])
+        result = None
+        effect_row = row[len(RECEIPT_COLUMNS):]
+        if model is not None and effect_row[0] is not None:
+            names = [f.attname for f in model._meta.concrete_fields]
+            result = model.from_db(connection.alias, names, list(effect_row))
+        return receipt, result
+
+    def create_effect(self, identity, receipt, effect, route, now):
+        # One statement after the claim: the tombstone read (a statement of its own after
+        # the claim, so it sees what a purge the claim waited for committed), the row
+        # (only when no tombstone), the receipt's result_id and the attempt log. It
+        # replaces four ORM statements.
+        model = effect.model
+        fields = [model._meta.get_field(name) for name in effect.values]
+        columns = ", ".join(f.column for f in fields)
+        values = _adapted(effect.values[f.attname] for f in fields)
+        # Typed placeholders: an INSERT ... SELECT does not infer a NULL's type.
+        typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields)
+        sql = f"""
+            WITH tomb AS (
+                SELECT reason FROM {Tombstone._meta.db_table}
+                WHERE key = %s AND expires_at > %s
+            ), made AS (
+                INSERT INTO {model._meta.db_table} ({columns})
+                SELECT {typed}
+                WHERE NOT EXISTS (SELECT 1 FROM tomb)
+                RETURNING {model._meta.pk.column} AS id
+            ), settled AS (
+                UPDATE {_RECEIPTS} SET result_id = made.id FROM made WHERE {_RECEIPTS}.id = %s
+            ), logged AS (
+                INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
+                SELECT %s, %s, %s, %s, '', %s FROM made
+            )
+            SELECT (SELECT id FROM made), (SELECT reason FROM tomb)
+        """
+        params = [
+            identity.key, now.astimezone(UTC).date(), *values, receipt.pk,
+            identity.key, receipt.pk, route, Attempt.Outcome.CREATED.value, now,
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            made, reason = cursor.fetchone()
+        if made is None:
+            raise tombstone_error(reason)
+        return model(pk=made, **effect.values)
+
+
+class SQLite:
+    """SQLite runs each statement in-process, so round trips cost little; the ORM's
+    building of statements and instances did (a replay made 5,800 Python calls through
+    the ORM, against 1,150 for the whole no-database ceiling request). Its immediate
+    transaction already serializes everything."""
+
+    def replay(self, identity, digests, route, now, model, judge):
+        # The write lock first (BEGIN IMMEDIATE), then read: nobody changes the receipt or
+        # the effect between this read and the answer.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {_RECEIPTS} SET attempts = attempts + 1, last_seen_at = %s "
+                f"WHERE scope = %s AND operation = %s AND request_id = %s "
+                f"RETURNING {', '.join(RECEIPT_COLUMNS)}",
+                [_moment(now), identity.scope, identity.operation,
+                 _uuid(Receipt, "request_id", identity.request_id)],
+            )
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            receipt = receipt_from_row(identity, row)
+            verdict = judge(receipt)
+            outcome = "replayed" if verdict is None else verdict.code
+            _log_attempt(cursor, identity, receipt.pk, route, outcome, now)
+            result = None
+            if model is not None and receipt.result_id is not None:
+                result = _load(cursor, model, receipt.result_id)
+            return receipt, result
+
+    def create_effect(self, identity, receipt, effect, route, now):
+        model = effect.model
+        fields = [model._meta.get_field(name) for name in effect.values]
+        values = _adapted(effect.values[f.attname] for f in fields)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT reason FROM {_TOMBSTONES} WHERE key = %s AND expires_at > %s",
+                [_uuid(Tombstone, "key", identity.key), str(now.astimezone(UTC).date())],
+            )
+            tomb = cursor.fetchone()
+            if tomb is not None:
+                raise tombstone_error(tomb[0])
+            cursor.execute(
+                f"INSERT INTO {model._meta.db_table} ({', '.join(f.column for f in fields)}) "
+                f"VALUES ({', '.join(['%s'] * len(values))}) RETURNING {model._meta.pk.column}",
+                values,
+            )
+            made = cursor.fetchone()[0]
+            cursor.execute(f"UPDATE {_RECEIPTS} SET result_id = %s WHERE id = %s",
+                           [made, receipt.pk])
+            _log_attempt(cursor, identity, receipt.pk, route, Attempt.Outcome.CREATED, now)
+        return model(pk=made, **effect.values)
+
+
+def _log_attempt(cursor, identity, receipt_id, route, outcome, now) -> None:
+    cursor.execute(
+        f"INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at) "
+        f"VALUES (%s, %s, %s, %s, %s, %s)",
+        [_uuid(Attempt, "identity", identity.key), receipt_id, route, str(outcome),
+         "" if outcome in ("replayed", "created") else str(outcome), _moment(now)],
+    )
+
+
+def _load(cursor, model, pk):
+    """One row as a model instance, converting what SQLite returns as text or integers."""
+    fields = model._meta.concrete_fields
+    cursor.execute(
+        f"SELECT {', '.join(f.column for f in fields)} FROM {model._meta.db_table} "
+        f"WHERE {model._meta.pk.column} = %s",
+        [pk],
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    values = []
+    for field, value in zip(fields, row, strict=True):
+        kind = field.get_internal_type()
+        if value is not None and kind == "BooleanField":
+            value = bool(value)
+        elif value is not None and kind == "DateTimeField":
+            value = read_moment(value)
+        values.append(value)
+    return model.from_db(connection.alias, [f.attname for f in fields], values)
+
+
+def _adapted(values) -> list:
+    # An effect's values are plain Python values; only moments need the engine's form.
+    # (The fields' get_db_prep_save, one call each, cost more than the statement.)
+    adapt = connection.ops.adapt_datetimefield_value
+    return [adapt(value) if isinstance(value, datetime) else value for value in values]
+
+
+def _uuid(model, name, value):
+    return model._meta.get_field(name).get_db_prep_value(value, connection)
+
+
+def _moment(value):
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def for_connection() -> "PostgreSQL | SQLite":
+    # The one place the write path branches on the engine.
+    return _POSTGRESQL if connection.vendor == "postgresql" else _SQLITE
+
+
+_POSTGRESQL, _SQLITE = PostgreSQL(), SQLite()

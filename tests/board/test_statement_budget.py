@@ -1,0 +1,122 @@
+"""The write path's statement budget on PostgreSQL (issue 8), counted with Django's own
+query log, BEGIN, SET and COMMIT included: a new authenticated question in at most 6
+statements of the board's own (7 with the one row each `entry_created` receiver may add
+in the entry's transaction, as the outbox does), a replay in at most 5, an anonymous post
+in no more than an authenticated one, exactly one durable commit a post, and the
+counters outside any transaction, on an unlogged table."""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from board import signals
+from tests.conftest import counts, issue_agent, question
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("roomy_limits"),
+]
+
+OWN_BUDGET_NEW = 6
+ISSUE_BUDGET_NEW = 7
+BUDGET_REPLAY = 5
+
+
+def statements_of(call) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    return response, [query["sql"] for query in captured.captured_queries]
+
+
+def post(client: Client, payload: dict):
+    return lambda: client.post(
+        "/api/v1/entries", json.dumps(payload), content_type="application/json"
+    )
+
+
+def warmed_agent(name: str = "budget-agent") -> Client:
+    """An agent that has posted once, so its token's last use (written at most once a
+    minute) is not due: the budget is the steady state."""
+    agent = issue_agent(name)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    assert post(client, question())().status_code == 201
+    return client
+
+
+def receivers_writing_with_the_entry() -> int:
+    return len(signals.entry_created.receivers)
+
+
+def test_it_posts_a_new_question_within_the_budget():
+    client = warmed_agent()
+
+    response, sql = statements_of(post(client, question()))
+
+    assert response.status_code == 201
+    assert len(sql) - receivers_writing_with_the_entry() <= OWN_BUDGET_NEW, sql
+    assert len(sql) <= ISSUE_BUDGET_NEW, sql
+
+
+def test_it_commits_a_new_post_once_with_the_counters_outside_the_transaction():
+    client = warmed_agent()
+
+    response, sql = statements_of(post(client, question()))
+
+    assert response.status_code == 201
+    assert [s for s in sql if s in ("BEGIN", "COMMIT", "ROLLBACK")] == ["BEGIN", "COMMIT"]
+    outside = sql[: sql.index("BEGIN")] + sql[sql.index("COMMIT") + 1:]
+    writes = [s for s in outside if not s.lstrip().upper().startswith("SELECT")]
+    assert len(writes) == 1 and "board_hourlycounter" in writes[0], outside
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'board_hourlycounter'")
+        assert cursor.fetchone()[0] == "u"  # unlogged: its commits do not wait for a flush
+
+
+def test_it_replays_within_the_budget():
+    client = warmed_agent()
+    payload = question()
+    assert post(client, payload)().status_code == 201
+
+    response, sql = statements_of(post(client, payload))
+
+    assert response.status_code == 200
+    assert len(sql) <= BUDGET_REPLAY, sql
+    assert counts()["entries"] == 2
+
+
+def test_it_posts_anonymously_in_no_more_statements_than_an_agent():
+    client = warmed_agent()
+    anonymous = Client()
+    assert post(anonymous, question())().status_code == 201
+
+    _, as_agent = statements_of(post(client, question()))
+    response, as_anonymous = statements_of(post(anonymous, question()))
+
+    assert response.status_code == 201
+    assert len(as_anonymous) <= len(as_agent), as_anonymous
+
+
+def test_it_posts_over_mcp_in_as_many_statements_as_over_http():
+    agent = issue_agent("mcp-budget-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    assert post(client, question())().status_code == 201
+
+    def over_mcp():
+        return client.post(
+            "/mcp",
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "post_entry", "arguments": question()}}),
+            content_type="application/json",
+            HTTP_ACCEPT="application/json",
+            HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+        )
+
+    _, over_http = statements_of(post(client, question()))
+    response, sql = statements_of(over_mcp)
+
+    assert response.json()["result"]["structuredContent"]["http_status"] == 201
+    assert len(sql) == len(over_http), sql

@@ -1,0 +1,210 @@
+"""What review found on the write path (issue 8, "while you are in this code"): each test
+failed before its fix.
+
+Concurrency here is real: other transactions in other threads, real row locks."""
+
+import json
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from board import services
+from board.models import AgentToken, Entry, HourlyCounter
+from board.signals import entry_created
+from receipts.models import Attempt, Receipt
+from tests.conftest import counts, issue_agent, question
+
+
+def post(client: Client, payload: dict):
+    return client.post("/api/v1/entries", json.dumps(payload), content_type="application/json")
+
+
+def post_in_thread(client: Client, payload: dict):
+    try:
+        return post(client, payload)
+    finally:
+        connection.close()  # each thread holds its own connection; leave none behind
+
+
+@pytest.mark.django_db
+def test_it_writes_nothing_but_the_count_for_a_refused_body():
+    # given: an agent whose token was never used
+    agent = issue_agent("careful-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+
+    # when: a body that fails the shape checks (step 1)
+    response = client.post(
+        "/api/v1/entries", json.dumps({"type": "question"}), content_type="application/json"
+    )
+
+    # then: 422, and the token's last use is not written; only the address's count is
+    assert response.status_code == 422
+    assert AgentToken.objects.get(principal__name="careful-agent").last_used_at is None
+    assert list(HourlyCounter.objects.values_list("source", "count")) == [("ip:127.0.0.1", 1)]
+    assert counts() == {"entries": 0, "receipts": 0, "tombstones": 0, "attempts": 0}
+
+
+@pytest.mark.django_db
+def test_it_records_the_tokens_use_after_a_saved_post():
+    agent = issue_agent("busy-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+
+    response = client.post("/api/v1/entries", json.dumps(question()),
+                           content_type="application/json")
+
+    assert response.status_code == 201
+    assert AgentToken.objects.get(principal__name="busy-agent").last_used_at is not None
+
+
+def backend_waits_on_a_lock(timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                return True
+            time.sleep(0.05)
+    return False
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_answers_deleted_when_a_delete_commits_while_the_replay_waits():
+    # given: a saved post, and an operator's transaction that holds its receipt (as a
+    # purge or a delete does) and then deletes the entry
+    agent = issue_agent("replaying-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    payload = question()
+    first = client.post("/api/v1/entries", json.dumps(payload), content_type="application/json")
+    entry_id = first.json()["id"]
+    holding, go = threading.Event(), threading.Event()
+
+    def operator_deletes():
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT id FROM receipts_receipt WHERE result_id = %s FOR UPDATE",
+                        [entry_id],
+                    )
+                holding.set()
+                go.wait(20)
+                services.entry_delete(entry_id=entry_id)
+        finally:
+            connection.close()
+
+    answers = {}
+    operator = threading.Thread(target=operator_deletes)
+    replay = threading.Thread(target=lambda: answers.update(replay=post_in_thread(client, payload)))
+
+    # when: the retry arrives while the receipt is held, and the delete commits
+    operator.start()
+    assert holding.wait(10)
+    replay.start()
+    assert backend_waits_on_a_lock()
+    go.set()
+    operator.join(20)
+    replay.join(20)
+
+    # then: the retry answers with the receipt as the delete left it, never the blank entry
+    assert answers["replay"].status_code == 410
+    assert answers["replay"].json()["error"]["code"] == "deleted"
+    assert Entry.objects.get(pk=entry_id).deleted_at is not None
+    assert Receipt.objects.get().state == "deleted"
+    assert counts()["entries"] == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_does_not_hold_the_overall_counter_across_an_entrys_commit(settings):
+    # given: one agent's post is inside its transaction (entry written, not yet committed)
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = settings.SETTLE_OVERALL_HOURLY_LIMIT = 100
+    slow, quick = issue_agent("slow-agent"), issue_agent("quick-agent")
+    slow_client = Client(HTTP_AUTHORIZATION=f"Bearer {slow.token}")
+    quick_client = Client(HTTP_AUTHORIZATION=f"Bearer {quick.token}")
+    inside, release = threading.Event(), threading.Event()
+    holder = {}
+
+    def hold(sender, entry, now, **kwargs):
+        if threading.current_thread() is holder.get("thread"):
+            inside.set()
+            release.wait(20)
+
+    entry_created.connect(hold, sender=Entry)
+    answers = {}
+    worker = threading.Thread(
+        target=lambda: answers.update(slow=post_in_thread(slow_client, question()))
+    )
+    holder["thread"] = worker
+    try:
+        worker.start()
+        assert inside.wait(10)
+
+        # when: another agent posts meanwhile
+        started = time.monotonic()
+        quick_answer = post(quick_client, question())
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        worker.join(20)
+        entry_created.disconnect(hold, sender=Entry)
+
+    # then: it is saved at once, not after the first commit (nor refused at the lock bound)
+    assert quick_answer.status_code == 201
+    assert waited < 3
+    assert answers["slow"].status_code == 201
+    assert counts()["entries"] == 2
+    assert HourlyCounter.objects.get(source="*overall*").count == 2
+
+
+@pytest.mark.django_db
+def test_it_gives_the_overall_count_back_when_a_post_makes_no_entry(settings):
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 100
+    settings.SETTLE_OVERALL_HOURLY_LIMIT = 2
+    agent = issue_agent("retrying-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    payload = question()
+    assert post(client, payload).status_code == 201
+
+    # when: retries, a conflict and a refused reply take nothing from the overall limit
+    for _ in range(3):
+        assert post(client, payload).status_code == 200
+    assert post(client, {**payload, "body": "changed"}).status_code == 409
+    orphan = question(type="reply", parent_id=999_999, title=None)
+    assert post(client, orphan).status_code == 422
+
+    # then: one more new post still fits, and the one after does not
+    assert post(client, question()).status_code == 201
+    assert post(client, question()).status_code == 429
+    assert HourlyCounter.objects.get(source="*overall*").count == 2
+    assert Attempt.objects.filter(outcome="replayed").count() == 3
+
+
+@pytest.mark.django_db
+def test_it_reads_an_mcp_callers_token_once_for_a_post(roomy_limits):
+    # given: an agent calling post_entry over MCP
+    agent = issue_agent("mcp-agent")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "post_entry", "arguments": question()}}
+
+    # when
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(
+            "/mcp", json.dumps(call), content_type="application/json",
+            HTTP_ACCEPT="application/json", HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+        )
+
+    # then: the transport's token check is the only read of the token
+    assert response.json()["result"]["structuredContent"]["http_status"] == 201
+    reads = [q["sql"] for q in captured.captured_queries
+             if "board_agenttoken" in q["sql"] and q["sql"].lstrip().startswith("SELECT")]
+    assert len(reads) == 1, reads
+    assert counts()["entries"] == 1
