@@ -53,7 +53,7 @@ def decode_cursor(cursor: str) -> int:
     # skips stray characters and JSON allows spaces, so a looser reading would take
     # cursors the OpenAPI document calls malformed, and a cursor holding a deeply nested
     # JSON array made json.loads raise RecursionError (a 500).
-    if not _CURSOR.fullmatch(cursor):
+    if not isinstance(cursor, str) or not _CURSOR.fullmatch(cursor):
         raise BadRequest("the cursor is not one this server made")
     return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["after"]
 

@@ -47,15 +47,18 @@ _CURSOR = {
     "name": "cursor",
     "required": False,
     "schema": CURSOR_FIELD_SCHEMA,
-    "description": "next_cursor of the previous page; omit it for the first page. A cursor "
-    "this server did not make is 400 bad_request.",
+    "allowEmptyValue": True,
+    "description": "next_cursor of the previous page; omit it (or leave it empty) for the "
+    "first page. A cursor this server did not make is 400 bad_request.",
 }
 _LIMIT = {
     "in": "query",
     "name": "limit",
     "required": False,
     "schema": LIMIT_FIELD_SCHEMA,
-    "description": "Items a page, 1 to 100; 50 when omitted.",
+    # `?limit=` is read as no limit given, as browsers' forms send it.
+    "allowEmptyValue": True,
+    "description": "Items a page, 1 to 100; 50 when omitted or empty.",
 }
 
 

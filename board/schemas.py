@@ -319,6 +319,10 @@ _TEXT_OR_NULL = {"type": ["string", "null"]}
 REQUEST_ID_PATTERN = (
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[47][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
 )
+# How the server writes a request_id back: lowercase.
+ECHOED_REQUEST_ID_PATTERN = (
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+)
 # What Python's str.strip() removes (every character whose isspace() is true), for
 # "not only white space"; tests/board/test_openapi.py checks it against Python's own list.
 WHITE_SPACE_CLASS = (
@@ -337,6 +341,9 @@ REQUEST_ID_FIELD_SCHEMA = {
     "pattern": REQUEST_ID_PATTERN,
     "description": "UUID v4 or v7 made before the first attempt and reused on retries; "
     "compared and echoed in lowercase.",
+}
+ECHOED_REQUEST_ID_SCHEMA = {
+    "type": "string", "format": "uuid", "pattern": ECHOED_REQUEST_ID_PATTERN
 }
 ENTRY_ID_FIELD_SCHEMA = {"type": "integer", "minimum": 1, "maximum": ENTRY_ID_MAX}
 LIMIT_FIELD_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}
@@ -466,7 +473,7 @@ ENTRY_SCHEMA = {
     **PUBLIC_ENTRY_SCHEMA,
     "properties": {
         **PUBLIC_ENTRY_SCHEMA["properties"],
-        "request_id": {"type": "string", "format": "uuid"},
+        "request_id": ECHOED_REQUEST_ID_SCHEMA,
         "replayed": {"type": "boolean"},
         "route": {"type": "string", "enum": ["api", "mcp"]},
         "receipt_expires_at": {"type": "string", "format": "date-time"},
@@ -521,7 +528,7 @@ def page_schema(item: dict) -> dict:
 OPERATION_SCHEMA = {
     "type": "object",
     "properties": {
-        "request_id": {"type": "string", "format": "uuid"},
+        "request_id": ECHOED_REQUEST_ID_SCHEMA,
         "operation": {"type": "string"},
         "status": {"type": "string", "enum": ["succeeded", "deleted", "expired"]},
         "result": {"anyOf": [ENTRY_SCHEMA, {"type": "null"}]},
@@ -538,7 +545,9 @@ OPERATION_SCHEMA = {
 
 REQUEST_ID_SCHEMA = {
     "type": "object",
-    "properties": {"request_id": {"type": "string", "format": "uuid"}},
+    "properties": {
+        "request_id": {**ECHOED_REQUEST_ID_SCHEMA, "description": "A fresh UUID v4."}
+    },
     "required": ["request_id"],
 }
 

@@ -437,10 +437,20 @@ def request_id_new() -> uuid.UUID:
 
 
 def entry_set_visible(*, entry_id: int, visible: bool) -> Entry:
-    entry = Entry.objects.get(pk=entry_id, deleted_at__isnull=True)
-    Entry.objects.filter(pk=entry_id).update(visible=visible)
-    entry.visible = visible
-    return entry
+    """Hide or unhide a live entry; Entry.DoesNotExist if it is deleted or absent.
+
+    One conditional UPDATE, not a read then a write: an unhide that read the entry just
+    before a delete committed would otherwise set `visible` on the deleted row. Waiting
+    on the delete's row lock, PostgreSQL re-checks `deleted_at IS NULL` on the row the
+    delete left and changes nothing; SQLite runs one writer at a time.
+    """
+    with transaction.atomic():
+        changed = Entry.objects.filter(pk=entry_id, deleted_at__isnull=True).update(
+            visible=visible
+        )
+        if not changed:
+            raise Entry.DoesNotExist(f"no live entry has id {entry_id}")
+        return Entry.objects.get(pk=entry_id)
 
 
 def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:

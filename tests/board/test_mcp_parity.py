@@ -21,7 +21,7 @@ SET_ASIDE_FOR_201 = {"id", "created_at", "url", "bookmark_url", "route", "reques
 
 def _http(agent, payload):
     response = agent.post(payload)
-    return response.status_code, response.json()
+    return response.status_code, response.json(), response.headers.get("Retry-After")
 
 
 def _mcp(agent, payload):
@@ -100,7 +100,7 @@ def test_it_answers_like_http(agent, roomy_limits, settings, situation, status, 
         before = counts()
 
         # when
-        http_status, http_body = _http(agent, http_payload)
+        http_status, http_body, http_retry_after = _http(agent, http_payload)
         mcp_status, mcp_body, retry_after = _mcp(agent, mcp_payload)
 
     # then
@@ -110,6 +110,8 @@ def test_it_answers_like_http(agent, roomy_limits, settings, situation, status, 
             k: v for k, v in mcp_body.items() if k not in SET_ASIDE_FOR_201
         }
         assert (http_body["route"], mcp_body["route"]) == ("api", "mcp")
+        assert http_body["request_id"] == http_payload["request_id"]
+        assert mcp_body["request_id"] == mcp_payload["request_id"]
         assert counts()["entries"] == before["entries"] + 2
     else:
         assert mcp_body == http_body
@@ -117,9 +119,11 @@ def test_it_answers_like_http(agent, roomy_limits, settings, situation, status, 
         assert counts()["receipts"] == before["receipts"]
     if code:
         assert mcp_body["error"]["code"] == code
-    assert retry_after == (mcp_body.get("error", {}).get("retry_after_seconds"))
+    # the wait MCP reports is the one HTTP sends in its Retry-After header
     if status in (429, 503):
-        assert retry_after is not None and retry_after > 0
+        assert retry_after == int(http_retry_after) > 0
+    else:
+        assert (retry_after, http_retry_after) == (None, None)
 
 
 def test_it_reads_like_http(agent, other_agent, roomy_limits):

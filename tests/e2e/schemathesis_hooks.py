@@ -6,6 +6,7 @@ document calls valid is refused for a reason no schema can state. Dropped failur
 counted in the run's report (`filtered`), so a rule that starts hiding more shows.
 """
 
+import os
 import unicodedata
 
 import schemathesis
@@ -17,21 +18,30 @@ REJECTED_POSITIVE_DATA = "ST202"
 @schemathesis.hook
 def filter_failure(context, failure, case, response) -> bool:
     """True keeps the failure; False drops it as explained."""
+    explanation = _explanation(failure, case, response)
+    if explanation and os.environ.get("SETTLE_SCHEMATHESIS_DROPPED"):
+        with open(os.environ["SETTLE_SCHEMATHESIS_DROPPED"], "a") as dropped:
+            dropped.write(explanation + "\n")
+    return explanation is None
+
+
+def _explanation(failure, case, response) -> str | None:
     if failure.code != REJECTED_POSITIVE_DATA or case.operation.label != "POST /api/v1/entries":
-        return True
+        return None
     error = _error(response)
     if response.status_code == 422 and error.get("code") == "parent_unavailable":
         # A reply's parent_id must name a public question with an unexpired receipt
         # (SPEC 5.1 step 6): that is the database's state, not the request's shape. The
         # fuzzer makes ids up, so nearly every reply it writes names no question.
-        return case.body.get("type") != "reply"
+        return "reply to no question" if case.body.get("type") == "reply" else None
     if response.status_code == 422 and error.get("code") == "invalid_request":
         # Lengths count characters after NFC (SPEC 5.1), and the schema states the same
         # bounds on the text as sent: a few characters decompose under NFC (U+0344 becomes
         # two), so a text at the bound can grow past it. Dropped only when every problem
         # is exactly that.
-        return not all(_grew_past_its_bound(case.body, field) for field in error["fields"])
-    return True
+        if all(_grew_past_its_bound(case.body, field) for field in error["fields"]):
+            return "text NFC made longer than its bound"
+    return None
 
 
 def _error(response) -> dict:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ SEED = int(os.environ.get("SETTLE_SCHEMATHESIS_SEED", "20261201"))
 ROOMY = {"SETTLE_SOURCE_HOURLY_LIMIT": "1000000", "SETTLE_OVERALL_HOURLY_LIMIT": "1000000"}
 
 
-def schemathesis_run(base: str, token: str, report: Path) -> subprocess.CompletedProcess:
+def schemathesis_run(
+    base: str, token: str, report: Path, dropped: Path
+) -> subprocess.CompletedProcess:
     command = [
         str(Path(sys.executable).with_name("schemathesis")), "run",
         f"{base}/api/v1/openapi.json",
@@ -45,7 +48,12 @@ def schemathesis_run(base: str, token: str, report: Path) -> subprocess.Complete
         "--no-color",
     ]
     return subprocess.run(
-        command, env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
+        command,
+        env={
+            **os.environ,
+            "SCHEMATHESIS_HOOKS": str(HOOKS),
+            "SETTLE_SCHEMATHESIS_DROPPED": str(dropped),
+        },
         cwd=report.parent, capture_output=True, text=True, timeout=600,
     )
 
@@ -62,16 +70,17 @@ def test_it_answers_every_generated_request_as_its_document_says(
             assert agent.post(reply(thread["id"], body=body)).status_code == 201
 
     # when
-    report = tmp_path / "report.json"
-    run = schemathesis_run(gunicorn, agent.token, report)
+    report, dropped = tmp_path / "report.json", tmp_path / "dropped.txt"
+    run = schemathesis_run(gunicorn, agent.token, report, dropped)
 
     # then
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
     summary = json.loads(report.read_text())
+    explained = Counter(dropped.read_text().splitlines() if dropped.exists() else [])
     print(
         f"\nschemathesis: {summary['test_cases']['generated']} cases generated, "
         f"{summary['test_cases']['with_failures']} with failures, "
-        f"{summary['filtered']} explained failures dropped, "
+        f"{summary['filtered']} explained failures dropped {dict(explained)}, "
         f"{summary['running_time']:.1f} s"
     )
     assert {name: phase["status"] for name, phase in summary["phases"].items()} == {

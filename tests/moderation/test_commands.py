@@ -1,5 +1,7 @@
 """The operator's management commands (SPEC 10), each audited."""
 
+import hashlib
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -7,6 +9,7 @@ from django.test import Client
 from board.models import AgentToken, Principal
 from moderation.models import AuditEvent
 from tests.conftest import Agent, question
+from tests.stored_text import columns_holding
 
 pytestmark = pytest.mark.django_db
 
@@ -26,10 +29,13 @@ def test_issue_token_prints_a_working_token_alone_on_the_last_line():
     response = Agent("scout", token, Client()).post(question())
     assert response.status_code == 201
     assert Principal.objects.get(name="scout").hourly_limit == 7
-    assert token not in AgentToken.objects.get().token_hash
-    event = AuditEvent.objects.get()
-    assert event.action == "token_issue"
-    assert token not in str(event.details)
+    assert AgentToken.objects.get().token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert AuditEvent.objects.get().action == "token_issue"
+    # only the prefix is kept in clear (the search does find what is there)
+    assert columns_holding(token[:12]) == {
+        "board.AgentToken.prefix", "moderation.AuditEvent.details"
+    }
+    assert columns_holding(token[12:]) == set()
 
 
 def test_revoke_token_revokes_every_token_of_the_name():

@@ -1,9 +1,12 @@
 """Issuing a token shows it once, in the POST's own response, and nowhere else."""
 
+import hashlib
+
 import pytest
 
 from board.models import AgentToken
 from tests.conftest import Agent, question
+from tests.stored_text import columns_holding
 
 pytestmark = pytest.mark.django_db
 
@@ -19,8 +22,12 @@ def test_it_shows_a_new_token_once_and_keeps_it_out_of_caches_and_cookies(consol
     assert all(token not in morsel.value for morsel in response.cookies.values())
     assert all(token not in header for header in response.headers.values())
     assert token not in console.get("/console/tokens/").content.decode()
+    # stored as its SHA-256 and a 12-character prefix, and nowhere in full
     stored = AgentToken.objects.get(principal__name="fresh-bot")
-    assert stored.token_hash != token and token.startswith(stored.prefix)
+    assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert stored.prefix == token[:12]
+    assert "board.AgentToken.prefix" in columns_holding(token[:12])  # the search finds text
+    assert columns_holding(token[12:]) == set()
     # and it works
     bot = Agent(name="fresh-bot", token=token, client=console)
     assert bot.post(question()).status_code == 201
