@@ -18,6 +18,8 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import connection
 
+from board.celery import app
+
 CELERY = Path(sys.executable).with_name("celery")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +49,10 @@ def celery_worker(tmp_path: Path, *, beat: bool, env: dict | None = None) -> Ite
         **(env or {}),
     }
     log_path = tmp_path / "worker.log"
+    # Tasks are acknowledged late (board/celery.py): ones an earlier test queued and never
+    # saw run are still on the shared broker. Each test's worker starts on an empty queue.
+    if "SETTLE_BROKER_DIR" not in (env or {}) and "CELERY_BROKER_URL" not in (env or {}):
+        app.control.purge()
     command = [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1"]
     if beat:
         command += ["-B", "--schedule", str(tmp_path / "beat-schedule")]
@@ -59,12 +65,19 @@ def celery_worker(tmp_path: Path, *, beat: bool, env: dict | None = None) -> Ite
             yield log_path
             assert worker.poll() is None, log_path.read_text()[-3000:]
         finally:
-            os.killpg(worker.pid, signal.SIGTERM)
+            # Celery's warm shutdown: the main process lets running tasks finish. A TERM
+            # to the whole group would kill a pool process mid-task, and the broker would
+            # hand that task to the next test's worker.
+            worker.terminate()
             try:
                 worker.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+                pass
+            try:
+                os.killpg(worker.pid, signal.SIGKILL)  # whatever is left of the group
+            except ProcessLookupError:
+                pass
+            worker.wait()
 
 
 def wait_for(found: Callable[[], object], *, seconds: float = 60) -> object:

@@ -1,8 +1,7 @@
 """Starting Settle's production processes for tests, as deploy/Procfile names them.
 
-The commands come from deploy/Procfile itself, so a test of "three web instances and a
-worker and a beat" runs what an operator runs. Until deploy/gunicorn.conf.py exists on
-this branch (another change brings it), a minimal stand-in with the same role is used.
+The commands come from deploy/Procfile itself (and so use deploy/gunicorn.conf.py), so a
+test of "three web instances and a worker and a beat" runs what an operator runs.
 """
 
 import json
@@ -22,29 +21,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = ROOT / "deploy" / "Procfile"
-GUNICORN_CONF = "deploy/gunicorn.conf.py"
 BIN = Path(sys.executable).parent
 
-STAND_IN_CONF = """\
-# Stand-in for deploy/gunicorn.conf.py while this branch does not have it.
-import os
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-timeout = 30
-graceful_timeout = 10
-"""
 
-
-def procfile(tmp_path: Path) -> dict[str, str]:
+def procfile() -> dict[str, str]:
     """The Procfile's commands by process name, ready for `bash -c` in ROOT."""
     commands = {}
     for line in PROCFILE.read_text().splitlines():
         match = re.match(r"^([a-z]+):\s*(.+)$", line)
         if match:
             commands[match[1]] = match[2]
-    if not (ROOT / GUNICORN_CONF).exists():
-        stand_in = tmp_path / "gunicorn.conf.py"
-        stand_in.write_text(STAND_IN_CONF)
-        commands["web"] = commands["web"].replace(GUNICORN_CONF, str(stand_in))
     return commands
 
 
@@ -202,3 +188,20 @@ def rabbitmq_vhost() -> Iterator[str]:
         yield f"amqp://guest:guest@127.0.0.1:5672/{name}"
     finally:
         subprocess.run(["rabbitmqctl", "-q", "delete_vhost", name], capture_output=True)
+
+
+def post_expired_thread() -> None:
+    """A thread whose receipt expired a day ago, posted through the API back then."""
+    from datetime import timedelta
+
+    import time_machine
+    from django.test import Client
+    from django.utils import timezone
+
+    from tests.conftest import question
+
+    with time_machine.travel(timezone.now() - timedelta(days=31), tick=False):
+        response = Client().post(
+            "/api/v1/entries", data=json.dumps(question()), content_type="application/json"
+        )
+    assert response.status_code == 201, response.content

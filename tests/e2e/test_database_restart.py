@@ -134,7 +134,7 @@ def test_it_answers_503_while_postgres_restarts_and_every_post_lands_once(tmp_pa
         port = free_port()
         web_env = {**env, "GUNICORN_CMD_ARGS": f"--bind 127.0.0.1:{port}"}
         base = f"http://127.0.0.1:{port}"
-        with started("web", procfile(tmp_path)["web"], web_env, tmp_path) as web:
+        with started("web", procfile()["web"], web_env, tmp_path) as web:
             assert wait_until(lambda: answers(base), seconds=60), web.tail()
             workers_before = worker_pids(web.process.pid)
 

@@ -7,29 +7,24 @@ import shutil
 import signal
 import subprocess
 from contextlib import ExitStack
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.utils import timezone
 
-from board import services as board
 from board.models import Entry
 from maintenance.models import MaintenanceRun
 from tests.celery_worker import test_database_url
-from tests.conftest import question
 from tests.e2e.conftest import free_port
 from tests.e2e.processes import (
     BIN,
-    GUNICORN_CONF,
     PROCFILE,
     ROOT,
-    STAND_IN_CONF,
     answers,
     environment,
     new_question,
     post,
+    post_expired_thread,
     started,
     wait_for_log,
     wait_until,
@@ -45,12 +40,6 @@ def broker_url() -> str:
     return configured if configured.startswith("redis://") else "redis://127.0.0.1:6379/0"
 
 
-def expired_thread() -> None:
-    _, token = board.token_issue(name="expired-poster")
-    board.entry_post_received(token=token, address="127.0.0.1", body=question(), route="api",
-                     now=timezone.now() - timedelta(days=31))
-
-
 def purge_recorded() -> MaintenanceRun | None:
     return MaintenanceRun.objects.filter(
         job="purge-expired-threads", counts__threads__gte=1
@@ -59,14 +48,7 @@ def purge_recorded() -> MaintenanceRun | None:
 
 def test_honcho_runs_the_procfile_and_beat_purges(tmp_path):
     # given: an expired thread, and the Procfile as an operator has it
-    expired_thread()
-    procfile = PROCFILE
-    if not (ROOT / GUNICORN_CONF).exists():  # until the serving change lands on this branch
-        (tmp_path / "gunicorn.conf.py").write_text(STAND_IN_CONF)
-        procfile = tmp_path / "Procfile"
-        procfile.write_text(PROCFILE.read_text().replace(
-            GUNICORN_CONF, str(tmp_path / "gunicorn.conf.py")
-        ))
+    post_expired_thread()
     port = free_port()
     env = environment(
         DATABASE_URL=test_database_url(),
@@ -75,7 +57,7 @@ def test_honcho_runs_the_procfile_and_beat_purges(tmp_path):
         SETTLE_TEST_BEAT_SECONDS="1",
         GUNICORN_CMD_ARGS=f"--bind 127.0.0.1:{port}",
     )
-    command = f"{BIN / 'honcho'} -d {ROOT} -f {procfile} start"
+    command = f"{BIN / 'honcho'} -d {ROOT} -f {PROCFILE} start"
 
     # when: honcho starts web, worker and beat, and an agent posts through the web one
     with started("honcho", command, env, tmp_path) as honcho:
@@ -140,8 +122,6 @@ def test_the_systemd_units_commands_start_and_serve(tmp_path):
         "WEB_CONCURRENCY=2",
         f"GUNICORN_CMD_ARGS=--bind 127.0.0.1:{port}",
     ]) + "\n")
-    if not (ROOT / GUNICORN_CONF).exists():
-        (tmp_path / "gunicorn.conf.py").write_text(STAND_IN_CONF)
 
     # when: they start the way systemd would start them
     with ExitStack() as stack:
@@ -150,10 +130,7 @@ def test_the_systemd_units_commands_start_and_serve(tmp_path):
             values = unit(path)
             assert values["EnvironmentFile"] == "/etc/settle/settle.env"
             assert values["WorkingDirectory"] == "/srv/settle"
-            command = here(values["ExecStart"]).replace(
-                GUNICORN_CONF, str(tmp_path / "gunicorn.conf.py")
-            ) if not (ROOT / GUNICORN_CONF).exists() else here(values["ExecStart"])
-            command = command.replace(str(ROOT / "var/celerybeat-schedule"),
+            command = here(values["ExecStart"]).replace(str(ROOT / "var/celerybeat-schedule"),
                                       str(tmp_path / "beat-schedule"))
             env = environment()
             env.update(line.split("=", 1) for line in env_file.read_text().splitlines())

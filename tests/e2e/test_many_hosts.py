@@ -12,19 +12,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
-from board import services as board
 from board.models import Entry
 from maintenance.models import MaintenanceRun
 from receipts.models import Receipt, Tombstone
 from tests.celery_worker import test_database_url
-from tests.conftest import question
 from tests.e2e.conftest import free_port
 from tests.e2e.processes import (
     Identity,
@@ -32,6 +28,7 @@ from tests.e2e.processes import (
     environment,
     new_question,
     post,
+    post_expired_thread,
     procfile,
     rabbitmq_vhost,
     started,
@@ -85,10 +82,8 @@ def watch(purged: threading.Event) -> None:
 @pytest.mark.parametrize("broker", BROKERS)
 def test_it_saves_one_entry_per_identity_across_instances_while_beat_purges(broker, tmp_path):
     # given: a thread that expired long ago, and the Procfile's processes three web times
-    _, token = board.token_issue(name="expired-poster")
-    board.entry_post_received(token=token, address="127.0.0.1", body=question(), route="api",
-                     now=timezone.now() - timedelta(days=31))
-    commands = procfile(tmp_path)
+    post_expired_thread()
+    commands = procfile()
 
     with ExitStack() as stack:
         broker_url = stack.enter_context(BROKERS[broker]())
