@@ -121,19 +121,23 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     receiver, caplog, settings
 ):
     endpoint_for(receiver)
-    # given: a broker nobody listens on
+    # given: a broker nobody listens on (fresh pools for it, and back again after:
+    # closing the real pools would break every later enqueue in this process)
     saved = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"
-    app.pool.force_close_all()
-    app._pool = None
+
+    def use_broker(url: str) -> None:
+        app.conf.broker_url = url
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    use_broker("redis://127.0.0.1:1/0")
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
             posted = board.entry_post(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
     finally:
-        app.conf.broker_url = saved
-        app._pool = None
+        use_broker(saved)
 
     # then: the post is saved, the failure logged by class only, the delivery waits
     assert posted.replayed is False
