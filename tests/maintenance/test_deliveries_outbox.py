@@ -3,6 +3,7 @@ one statement; none for a replay; deletion applies the cancel rule in its transa
 a broker outage never fails a post."""
 
 import logging
+import os
 
 import pytest
 from django.db import connection
@@ -122,22 +123,28 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
 ):
     endpoint_for(receiver)
     # given: a broker nobody listens on (fresh pools for it, and back again after:
-    # closing the real pools would break every later enqueue in this process)
-    saved = app.conf.broker_url
+    # closing the real pools would break every later enqueue in this process). Celery
+    # reads CELERY_BROKER_URL from the environment before its settings.
+    saved_setting, saved_environment = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
 
-    def use_broker(url: str) -> None:
+    def use_broker(url: str, environment: str | None) -> None:
         app.conf.broker_url = url
+        if environment is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = environment
         app._pool = None
         app.amqp._producer_pool = None
 
-    use_broker("redis://127.0.0.1:1/0")
+    dead = "redis://127.0.0.1:1/0"
+    use_broker(dead, dead if saved_environment is not None else None)
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
             posted = board.entry_post(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
     finally:
-        use_broker(saved)
+        use_broker(saved_setting, saved_environment)
 
     # then: the post is saved, the failure logged by class only, the delivery waits
     assert posted.replayed is False
