@@ -391,7 +391,10 @@ def _settle(claim_id: uuid.UUID, attempt_id: uuid.UUID, kind: str, answer: webho
             answer.status_code or answer.error, delivery.state,
         )
         return delivery
-    _record_attempt(attempt_id, answer)
+    if answer is not LEASE_ENDED:
+        # The operator's decision stands, but the evidence of what this attempt saw is
+        # kept. (A lease the sweep ends after the worker settled changes nothing.)
+        _record_attempt(attempt_id, answer)
     return None
 
 

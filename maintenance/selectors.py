@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from celery.schedules import crontab, maybe_schedule
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.utils import timezone
 
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
@@ -173,12 +173,24 @@ SUCCESS_RATE_WINDOW = timedelta(days=1)
 
 
 def deliveries_unknown() -> QuerySet[Delivery]:
-    """The unknown-outcome inbox: oldest first, with the endpoint."""
+    """The unknown-outcome inbox: oldest first, with the endpoint, and its attempts
+    (oldest first) prefetched as `delivery.attempt_log.all()`."""
     return (
         Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN)
         .select_related("endpoint")
+        .prefetch_related(
+            Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at"))
+        )
         .order_by("created_at", "id")
     )
+
+
+def deliveries_unknown_count(*, since: datetime | None = None) -> int:
+    """Unknown outcomes waiting for an operator (created since `since`, when given)."""
+    rows = Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN)
+    if since is not None:
+        rows = rows.filter(created_at__gte=since)
+    return rows.count()
 
 
 def deliveries_filtered(

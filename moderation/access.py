@@ -1,8 +1,8 @@
 """Who may do what in the console (SPEC 7), decided on the server for every request.
 
 - `moderators` hide, unhide and delete entries (and read everything);
-- `administrators` also pause and resume posting, set the limits and issue and revoke
-  tokens (and, later, run purges and settle deliveries);
+- `administrators` also pause and resume posting, set the limits, issue and revoke
+  tokens, run purges, manage webhook endpoints and settle deliveries;
 - superusers do everything; staff in no group read the pages and change nothing.
 
 Templates use the same answer to show or leave out controls, but that is a courtesy: the

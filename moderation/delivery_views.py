@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -62,7 +63,10 @@ def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> Http
             "page": page,
             "rows": selectors.delivery_rows(page.object_list, now=now),
             "inbox": selectors.delivery_inbox(now=now),
-            "here": request.get_full_path(),
+            # After an add or a rotation (a POST) the actions come back to the page itself.
+            "here": request.get_full_path() if request.method == "GET" else reverse(
+                "console:deliveries"
+            ),
             **context,
         },
         status=status,

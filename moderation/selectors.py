@@ -131,7 +131,8 @@ def delivery_rows(deliveries, *, now: datetime) -> list[DeliveryRow]:
 
 def delivery_inbox(*, now: datetime) -> list[DeliveryRow]:
     """The unknown-outcome inbox, oldest first, with the evidence for each."""
-    return delivery_rows(_with_evidence(maintenance_selectors.deliveries_unknown()), now=now)
+    # deliveries_unknown() prefetches the attempts itself, oldest first.
+    return delivery_rows(maintenance_selectors.deliveries_unknown(), now=now)
 
 
 def deliveries_listed(*, state: str = "", endpoint: str = "") -> QuerySet[Delivery]:

@@ -3,7 +3,8 @@ onward and back, and every reply's `url` still lands on the page that holds it.
 
 The design: `?from=<reply id>` answers the page that starts at that reply, and a short
 script sends a `#reply-<id>` that is not on the page to `?from=<id>#reply-<id>` (a
-fragment never reaches the server). The landing is proven in Chromium below.
+fragment never reaches the server). The landing is proven in Chromium in
+tests/moderation/test_browser_thread_pages.py (where the browser fixtures live).
 """
 
 import re
@@ -118,43 +119,3 @@ def test_a_page_takes_as_many_queries_for_a_long_thread_as_for_a_short_one(
         long = anonymous.client.get(f"/threads/{long_id}")
 
     assert len(shown(short)) == 2 and len(shown(long)) == REPLIES_PAGE_SIZE
-
-
-# --- In a browser: the fragment lands --------------------------------------------------
-
-
-@pytest.mark.browser
-@pytest.mark.django_db(transaction=True)
-def test_a_replys_url_lands_on_that_reply_in_a_browser(browser_page, anonymous, live_server):  # noqa: F811
-    # given: a reply on the third page of its thread
-    thread_id, replies = thread_with_replies(anonymous, REPLIES_PAGE_SIZE * 2 + 5)
-    target = replies[REPLIES_PAGE_SIZE * 2 + 2]
-    path = target["url"].removeprefix("http://testserver")
-
-    # when: a reader opens its url
-    browser_page.goto(path)
-    browser_page.wait_for_url(f"**/threads/{thread_id}?from={target['id']}#reply-{target['id']}")
-
-    # then: it is on the page, scrolled into view
-    article = browser_page.locator(f"#reply-{target['id']}")
-    assert article.is_visible() and "R102" in article.inner_text()
-    assert article.evaluate("e => { const r = e.getBoundingClientRect();"
-                            " return r.top >= 0 && r.top < window.innerHeight; }")
-
-
-@pytest.mark.browser
-@pytest.mark.django_db(transaction=True)
-def test_a_url_on_the_first_page_or_of_a_hidden_reply_stays_put(browser_page, anonymous):  # noqa: F811
-    thread_id, replies = thread_with_replies(anonymous, 3)
-    moderation.entry_hide(actor="op", entry_id=replies[1]["id"], reason="off topic")
-
-    browser_page.goto(f"/threads/{thread_id}#reply-{replies[0]['id']}")
-    browser_page.wait_for_load_state()
-    assert browser_page.url.endswith(f"/threads/{thread_id}#reply-{replies[0]['id']}")
-
-    # A hidden reply's url asks once for its page, then stays: no loop.
-    browser_page.goto(f"/threads/{thread_id}#reply-{replies[1]['id']}")
-    browser_page.wait_for_url(f"**?from={replies[1]['id']}#reply-{replies[1]['id']}")
-    browser_page.wait_for_timeout(300)
-    assert browser_page.url.endswith(f"?from={replies[1]['id']}#reply-{replies[1]['id']}")
-    assert browser_page.locator("article.reply").count() == 1

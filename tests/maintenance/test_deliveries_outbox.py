@@ -3,6 +3,7 @@ one statement; none for a replay; deletion applies the cancel rule in its transa
 a broker outage never fails a post."""
 
 import logging
+import os
 
 import pytest
 from django.db import connection
@@ -121,19 +122,29 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     receiver, caplog, settings
 ):
     endpoint_for(receiver)
-    # given: a broker nobody listens on
-    saved = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"
-    app.pool.force_close_all()
-    app._pool = None
+    # given: a broker nobody listens on (fresh pools for it, and back again after:
+    # closing the real pools would break every later enqueue in this process). Celery
+    # reads CELERY_BROKER_URL from the environment before its settings.
+    saved_setting, saved_environment = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+
+    def use_broker(url: str, environment: str | None) -> None:
+        app.conf.broker_url = url
+        if environment is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = environment
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    dead = "redis://127.0.0.1:1/0"
+    use_broker(dead, dead if saved_environment is not None else None)
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
             posted = board.entry_post_received(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
     finally:
-        app.conf.broker_url = saved
-        app._pool = None
+        use_broker(saved_setting, saved_environment)
 
     # then: the post is saved, the failure logged by class only, the delivery waits
     assert posted.replayed is False

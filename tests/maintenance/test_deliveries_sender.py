@@ -6,6 +6,8 @@ would write. The schedule is three attempts with no delay and the timeout one se
 """
 
 import json
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -315,3 +317,26 @@ def test_an_endpoint_row_is_never_given_out_with_a_body(receiver):
         "error", "request_left",
     }
     assert Endpoint._meta.get_field("secret")  # stored, but see the admin test
+
+
+def test_a_redelivered_or_duplicated_task_makes_no_second_attempt(receiver):
+    endpoint_for(receiver)
+    receiver.default = Behaviour(status=200, before=lambda: time.sleep(0.3))
+    delivery = delivery_of(post_entry())
+
+    # when: two copies of the send task run at once, and a third after it settled
+    copies = [
+        threading.Thread(target=outbox.delivery_run, kwargs={"delivery_id": delivery.pk})
+        for _ in range(2)
+    ]
+    for copy in copies:
+        copy.start()
+    for copy in copies:
+        copy.join()
+    outbox.delivery_run(delivery_id=delivery.pk)
+
+    # then: one claim won; one request; one attempt row
+    delivery.refresh_from_db()
+    assert delivery.state == "succeeded" and delivery.attempts == 1
+    assert len(receiver.posts()) == 1
+    assert DeliveryAttempt.objects.filter(delivery=delivery).count() == 1

@@ -148,8 +148,9 @@ def test_the_overview_shows_policies_runs_schedule_and_tombstones():
     jobs = {job.job: job for job in overview.jobs}
     assert set(jobs) == {
         "purge-expired-threads", "purge-deletion-records", "purge-attempts",
-        "purge-tombstones", "purge-audit-events",
+        "purge-tombstones", "purge-audit-events", "purge-deliveries",
     }
+    assert jobs["purge-deliveries"].setting == "SETTLE_DELIVERY_RETENTION"
     threads = jobs["purge-expired-threads"]
     assert threads.setting == "SETTLE_ENTRY_RETENTION" and threads.retention == timedelta(days=30)
     assert threads.last_run.counts["threads"] == 0

@@ -4,6 +4,7 @@ Chromium (screenshots land in tests/artifacts/, named after each test)."""
 import pytest
 
 from board.models import Entry
+from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
 from tests.moderation.test_browser import WIDER_THAN_THE_SCREEN, log_in, post
@@ -97,3 +98,24 @@ def test_the_site_has_an_icon_the_browser_loads(browser_page, operator):
     )
 
     assert loaded[0].endswith("/static/favicon.svg") and loaded[1] is True
+
+
+def test_the_deliveries_page_reads_at_phone_width(browser_page, operator, settings):
+    settings.SETTLE_PUBLIC_URL = "https://settle.example"
+    moderation.endpoint_add(
+        actor="op", name="a-receiver-with-a-long-name",
+        url="https://hooks.example.com/a/rather/long/path/that/could/push/the/page/wide",
+        supports="lookup", lookup_url="https://hooks.example.com/lookup/{delivery_id}",
+    )
+    browser_page.set_viewport_size(PHONE)
+    log_in(browser_page)
+
+    browser_page.goto("/console/deliveries/")
+
+    browser_page.get_by_role("heading", name="Endpoints").wait_for()
+    overflow = browser_page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, browser_page.evaluate(WIDER_THAN_THE_SCREEN)
+    add = box(browser_page.get_by_role("button", name="Add endpoint"))
+    assert add["x"] + add["width"] <= PHONE["width"]

@@ -204,3 +204,15 @@ def test_an_action_on_a_delivery_that_does_not_exist_is_refused(administrator):
 
     assert "not changed: no delivery with id" in response.content.decode()
     assert AuditEvent.objects.count() == 0
+
+
+def test_the_page_that_shows_a_new_secret_sends_actions_back_to_the_deliveries_page(
+    administrator,
+):
+    response = add(logged_in(administrator))
+
+    # Delivery actions on that page return to `here`: a GET page, never the POST's URL.
+    assert response.context["here"] == PAGE
+    assert logged_in(administrator).get(PAGE, {"state": "failed"}).context["here"] == (
+        PAGE + "?state=failed"
+    )
