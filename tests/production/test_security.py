@@ -27,10 +27,9 @@ PRODUCTION = {
 
 
 def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
-    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE (tests/chromium.py) is no production
-    # variable: Django's deploy checks rightly refuse it.
-    leave_out = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    clean = {k: v for k, v in os.environ.items() if k not in leave_out}
+    # Only what a shell needs: the test run's own variables (DEBUG, a browser test's
+    # DJANGO_ALLOW_ASYNC_UNSAFE) are not the deployment's.
+    clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT,
                           env={**clean, **env}, capture_output=True, text=True, timeout=120)
 
