@@ -290,8 +290,13 @@ def _replay(
     if found is None:
         return None
     receipt, result = found
-    if result is None and load is not None and receipt.result_id is not None:
-        result = load(receipt.result_id)
+    if result is None and receipt.result_id is not None:
+        # Not in the replay's own snapshot (never expected: the receipt was committed
+        # with its effect before that statement began); read it again to be sure.
+        if load is not None:
+            result = load(receipt.result_id)
+        elif model is not None:
+            result = model._default_manager.filter(pk=receipt.result_id).first()
     verdict = _verdict(receipt, digests, now)
     if verdict is None and result is None:
         # An effect goes without its receipt only in a purge, past expiry.

@@ -65,7 +65,7 @@ class PostgreSQL:
         # One statement, in its own (auto)commit: lock and count (UPDATE), log the attempt,
         # and join the effect. The join reads the snapshot this statement started with,
         # which holds the effect whenever the receipt was committed before it began (the
-        # caller saw it, or its claim waited for it); otherwise `load` reads it after.
+        # caller saw it, or its claim waited for it and rolled back before this).
         join, columns = "", ""
         if model is not None:
             fields = model._meta.concrete_fields

@@ -5,7 +5,9 @@ PostgreSQL; SQLite by default, in its own file `var/bench.sqlite3`).
 Every ratio is against the ceiling measured in the same run: `POST /api/v1/request-ids`
 without a token touches no database, so it is what this stack (gunicorn, Django, ninja,
 the middleware) costs on its own on this machine at this moment. It is measured first
-and last; the ratios use the higher of the two, so a noisy neighbour flatters nothing.
+and last (10 s each), and for 3 s just before each case: on a shared machine the load
+drifts within a run, so the `bench:` line puts each case against the ceiling measured
+just before it, and the line above it against the higher of the first and last.
 
 `wrk` is C: at these rates it uses a small fraction of one core (its CPU time per case
 is printed), so the client is not what limits a case. On Debian: `apt-get install wrk`.
@@ -35,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
+PAIR_SECONDS = 3
 CONNECTIONS = 32
 WORKERS = 2
 
@@ -212,18 +215,21 @@ def post_json(url: str, payload: dict, token: str) -> tuple[int, dict]:
         return error.code, json.loads(error.read() or b"{}")
 
 
-def run_wrk(url: str, script: str, *, connections: int = CONNECTIONS) -> dict:
+def run_wrk(
+    url: str, script: str, *, connections: int = CONNECTIONS, seconds: int = DURATION
+) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(
-            ["wrk", "-t2", f"-c{connections}", f"-d{DURATION}s", "--timeout", "30s",
+            ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s",
              "-s", handle.name, url],
             capture_output=True, text=True, check=True,
         )
     finally:
         os.unlink(handle.name)
+    drain(url)
     match = re.search(r"^RESULT (.*)$", done.stdout, re.MULTILINE)
     if match is None:
         raise SystemExit("wrk printed no result:\n" + done.stdout + done.stderr)
@@ -235,6 +241,18 @@ def run_wrk(url: str, script: str, *, connections: int = CONNECTIONS) -> dict:
     return result
 
 
+def drain(url: str) -> None:
+    """Wait until the server has worked off what wrk left queued when it stopped: one
+    request, sent last, is answered only after everything queued before it. Without this
+    the next case measures the previous one's backlog."""
+    base = url.split("/", 3)[:3]
+    request = urllib.request.Request("/".join(base) + "/api/v1/request-ids", method="POST")
+    try:
+        urllib.request.urlopen(request, timeout=120).read()
+    except OSError:
+        pass
+
+
 def warm(url: str, script: str) -> None:
     # A second of traffic first, so every worker has imported, connected and compiled.
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
@@ -242,6 +260,7 @@ def warm(url: str, script: str) -> None:
     try:
         subprocess.run(["wrk", "-t1", "-c4", "-d1s", "-s", handle.name, url],
                        capture_output=True, check=False)
+        drain(url)
     finally:
         os.unlink(handle.name)
 
@@ -270,16 +289,30 @@ def main() -> None:
     try:
         rows = []
 
-        def case(name: str, path: str, script: str, connections: int = CONNECTIONS) -> dict:
+        ceiling_script = plain_script("POST")
+
+        def case(
+            name: str, path: str, script: str, connections: int = CONNECTIONS,
+            paired: bool = True,
+        ) -> dict:
+            paired_ceiling = None
+            if paired:
+                # The load of this shared machine drifts within a run: each case is also
+                # put against a ceiling measured just before it.
+                paired_ceiling = run_wrk(
+                    base + "/api/v1/request-ids", ceiling_script, seconds=PAIR_SECONDS
+                )["rps"]
             warm(base + path, script)
             result = run_wrk(base + path, script, connections=connections)
             result["name"] = name
+            result["paired_ceiling"] = paired_ceiling
             rows.append(result)
+            pair = f"  (ceiling just before: {paired_ceiling:.0f})" if paired else ""
             print(
                 f"  {name:<26} {result['rps']:8.0f} req/s  p50 {result['p50'] / 1000:7.1f} ms"
                 f"  p99 {result['p99'] / 1000:7.1f} ms  5xx {result['fivexx']}"
                 f"  other {result['other']}  sockerr {result['socket_errors']}"
-                f"  wrk cpu {result['client_cpu'] * 100:3.0f}%",
+                f"  wrk cpu {result['client_cpu'] * 100:3.0f}%{pair}",
                 flush=True,
             )
             return result
@@ -304,7 +337,7 @@ def main() -> None:
 
         print(f"[{engine}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
               f"{DURATION} s a case", flush=True)
-        before = case("ceiling before", "/api/v1/request-ids", plain_script("POST"))
+        before = case("ceiling before", "/api/v1/request-ids", ceiling_script, paired=False)
         new = case("new post", "/api/v1/entries", new_post_script(token, mcp=False))
         replay = case("replay", "/api/v1/entries", fixed_bodies_script(token, saved))
         mcp = case("new post over MCP", "/mcp", new_post_script(token, mcp=True))
@@ -312,7 +345,7 @@ def main() -> None:
                      fixed_bodies_script(token, [storm_body]), connections=64)
         page = case("replies page (50)", f"/api/v1/threads/{thread['id']}/replies",
                     plain_script("GET"))
-        after = case("ceiling after", "/api/v1/request-ids", plain_script("POST"))
+        after = case("ceiling after", "/api/v1/request-ids", ceiling_script, paired=False)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(10)
@@ -325,8 +358,12 @@ def main() -> None:
     client = max(r["client_cpu"] for r in rows)
     print(f"  wrk used at most {client * 100:.0f}% of one core; 5xx in all: {failures}")
     print(
-        f"bench: new/ceiling={new['rps'] / ceiling:.2f}"
-        f" replay/ceiling={replay['rps'] / ceiling:.2f}"
+        f"  against the higher of the first and last ceiling ({ceiling:.0f}):"
+        f" new {new['rps'] / ceiling:.2f}, replay {replay['rps'] / ceiling:.2f}"
+    )
+    print(
+        f"bench: new/ceiling={new['rps'] / new['paired_ceiling']:.2f}"
+        f" replay/ceiling={replay['rps'] / replay['paired_ceiling']:.2f}"
         f" mcp/http={mcp['rps'] / new['rps']:.2f} storm_entries={storm_entries}"
         f" p99/p50={worst:.1f}"
     )
