@@ -20,6 +20,8 @@ ENTRY_POINTS = {
 BAD = {
     "SECRET_KEY": ({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY must be set"),
     "duration": ({"SETTLE_ENTRY_RETENTION": "thirty days"}, "SETTLE_ENTRY_RETENTION must be"),
+    "database": ({"DATABASE_URL": "postgress://settle@db/settle"},
+                 "DATABASE_URL is not a database URL Settle can use"),
 }
 
 
