@@ -17,10 +17,11 @@ Production options (SPEC 12), the same on every broker:
 """
 
 import os
+import sys
 from datetime import UTC, datetime
 
 from celery import Celery, Task
-from django.core.exceptions import ImproperlyConfigured
+from celery.signals import worker_init
 
 from board.environment import settings_or_exit
 
@@ -77,7 +78,24 @@ app = Celery("settle", task_cls=SettleTask)
 @app.on_configure.connect
 def _settings_or_exit(sender: Celery, **kwargs) -> None:
     # Before Celery reads them, so a configuration error is one line, not a traceback.
+    # (An exception would not do: Celery logs and swallows what a signal handler raises.)
     settings_or_exit()
+
+
+@worker_init.connect
+def _purge_budget_or_exit(**kwargs) -> None:
+    # A purge's own budget must end before the soft limit cuts it off mid-batch. Checked
+    # where the limit applies: a worker refuses to start, a web process is left alone.
+    from django.conf import settings
+
+    budget = int(settings.SETTLE_PURGE_TIME_BUDGET.total_seconds())
+    if budget > TASK_SOFT_TIME_LIMIT - 60:
+        print(
+            f"settle: SETTLE_PURGE_TIME_BUDGET must be at most {TASK_SOFT_TIME_LIMIT - 60}s "
+            f"(a task's soft time limit is {TASK_SOFT_TIME_LIMIT}s), not {budget}s",
+            file=sys.stderr,
+        )
+        sys.exit(1)
 
 
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -100,12 +118,3 @@ def _visibility_timeout(sender: Celery, **kwargs) -> None:
     options = dict(sender.conf.broker_transport_options or {})
     options["visibility_timeout"] = BROKER_VISIBILITY_TIMEOUT
     sender.conf.broker_transport_options = options
-    # A purge's own budget must end before the soft limit cuts it off mid-batch.
-    from django.conf import settings
-
-    budget = settings.SETTLE_PURGE_TIME_BUDGET.total_seconds()
-    if budget > TASK_SOFT_TIME_LIMIT - 60:
-        raise ImproperlyConfigured(
-            f"SETTLE_PURGE_TIME_BUDGET must be at most {TASK_SOFT_TIME_LIMIT - 60}s "
-            f"(a task's time limit is {TASK_SOFT_TIME_LIMIT}s), not {int(budget)}s"
-        )

@@ -86,6 +86,29 @@ def settings_or_exit(*, exit_code: int = 1) -> None:
     except ImproperlyConfigured as error:
         print(f"settle: {error}", file=sys.stderr)
         sys.exit(exit_code)
+    except ValueError as error:
+        # dj-database-url's errors (an unknown scheme, a port that is not a number) do not
+        # name the variable; say which one it is when it is the one that fails.
+        if not _database_url_fails():
+            raise
+        print(f"settle: DATABASE_URL is not a database URL Settle can use: {error}",
+              file=sys.stderr)
+        sys.exit(exit_code)
+
+
+def _database_url_fails() -> bool:
+    import dj_database_url
+
+    raw = os.environ.get("DATABASE_URL")
+    if not raw:
+        return False
+    try:
+        dj_database_url.parse(raw)
+    except ValueError:
+        return True
+    return False
+
+
 def env_duration_list(name: str, default: str) -> list[timedelta]:
     """A non-empty comma-separated list of durations where `0` is allowed (a schedule)."""
     raw = os.environ.get(name, default)

@@ -20,6 +20,8 @@ ENTRY_POINTS = {
 BAD = {
     "SECRET_KEY": ({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY must be set"),
     "duration": ({"SETTLE_ENTRY_RETENTION": "thirty days"}, "SETTLE_ENTRY_RETENTION must be"),
+    "database": ({"DATABASE_URL": "postgress://settle@db/settle"},
+                 "DATABASE_URL is not a database URL Settle can use"),
 }
 
 
@@ -53,4 +55,16 @@ def test_it_stops_gunicorn_with_the_line_and_no_traceback():
 
     assert result.returncode != 0
     assert "settle: SECRET_KEY must be set when DEBUG is off\n" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_worker_refuses_a_purge_budget_past_the_task_time_limit():
+    result = start([str(BIN / "celery"), "-A", "board", "worker"],
+                   {"SETTLE_PURGE_TIME_BUDGET": "10m"})
+
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "settle: SETTLE_PURGE_TIME_BUDGET must be at most 240s (a task's soft time limit "
+        "is 300s), not 600s"
+    )
     assert "Traceback" not in result.stderr
