@@ -4,6 +4,7 @@ database, its standard output and error kept in files for the tests to read."""
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -22,6 +23,8 @@ CONFIG = ROOT / "deploy" / "gunicorn.conf.py"
 # Long enough for Django's check; no test relies on its value (SPEC 12's 50+ is checked
 # by the check --deploy test with its own key).
 SECRET = "production-test-secret-key-7f3c9a1e5b2d4f6a8c0e2b4d6f8a1c3e5b7d9f"
+# The TLS tests' server holds a self-signed certificate made for the test.
+UNVERIFIED = ssl._create_unverified_context()
 
 
 @dataclass
@@ -57,7 +60,7 @@ def wait_until_up(base: str, process: subprocess.Popen, stderr: Path) -> None:
         if process.poll() is not None:
             pytest.fail("gunicorn exited: " + stderr.read_text()[-2000:])
         try:
-            urllib.request.urlopen(f"{base}/healthz", timeout=5)
+            urllib.request.urlopen(f"{base}/healthz", timeout=5, context=UNVERIFIED)
             return
         except urllib.error.HTTPError:
             return
@@ -72,7 +75,7 @@ def serve(tmp_path):
     """Start gunicorn with the production config; call it with environment overrides."""
     started: list[Served] = []
 
-    def start(**overrides: str) -> Served:
+    def start(*, scheme: str = "http", **overrides: str) -> Served:
         port = free_port()
         folder = tmp_path / f"server-{port}"
         folder.mkdir()
@@ -92,7 +95,7 @@ def serve(tmp_path):
             cwd=ROOT, env=env, stdout=stdout.open("w"), stderr=stderr.open("w"),
             start_new_session=True,
         )
-        served = Served(f"http://127.0.0.1:{port}", stdout, stderr, process,
+        served = Served(f"{scheme}://127.0.0.1:{port}", stdout, stderr, process,
                         Path(env["PROMETHEUS_MULTIPROC_DIR"]))
         started.append(served)
         wait_until_up(served.base, process, stderr)
@@ -110,7 +113,7 @@ def call(base: str, path: str, *, method: str = "GET", body: dict | bytes | None
                                      headers={"Content-Type": "application/json",
                                               **(headers or {})})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=UNVERIFIED) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read()
