@@ -85,7 +85,7 @@ def serve(tmp_path):
             "DEBUG": "false",
             "SECRET_KEY": SECRET,
             "SETTLE_BIND": f"127.0.0.1:{port}",
-            "WEB_CONCURRENCY": "3",
+            "WEB_CONCURRENCY": "1",  # tests about several workers ask for them
             "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
             **overrides,
         }
