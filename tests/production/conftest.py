@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.celery_worker import test_database_url
-from tests.e2e.conftest import free_port, gunicorn  # noqa: F401 (gunicorn's defaults)
+from tests.e2e.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "deploy" / "gunicorn.conf.py"
@@ -75,7 +75,8 @@ def serve(tmp_path):
     """Start gunicorn with the production config; call it with environment overrides."""
     started: list[Served] = []
 
-    def start(*, scheme: str = "http", **overrides: str) -> Served:
+    def start(*, scheme: str = "http", config: bool = True, **overrides: str) -> Served:
+        """`config=False` runs gunicorn with its own defaults instead of deploy/'s file."""
         port = free_port()
         folder = tmp_path / f"server-{port}"
         folder.mkdir()
@@ -90,8 +91,12 @@ def serve(tmp_path):
             **overrides,
         }
         stdout, stderr = folder / "stdout.log", folder / "stderr.log"
+        command = [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)]
+        if not config:
+            command = [sys.executable, "-m", "gunicorn", "board.wsgi", "--bind",
+                       env["SETTLE_BIND"], "--workers", env["WEB_CONCURRENCY"]]
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)],
+            command,
             cwd=ROOT, env=env, stdout=stdout.open("w"), stderr=stderr.open("w"),
             start_new_session=True,
         )

@@ -108,10 +108,12 @@ def test_the_proxys_own_word_counts_not_the_clients(client, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_settle_ignores_what_gunicorn_believes_from_loopback(gunicorn):
-    # The e2e server runs gunicorn with its defaults, which believe X-Forwarded-Proto from
-    # 127.0.0.1; Settle's SETTLE_TRUSTED_PROXIES is empty, so Settle does not.
-    status, _, body = call(gunicorn, "/api/v1/entries", method="POST", body=question(),
+def test_settle_ignores_what_gunicorn_believes_from_loopback(serve):
+    # Gunicorn without deploy/'s file believes X-Forwarded-Proto from 127.0.0.1 (its
+    # default forwarded_allow_ips); SETTLE_TRUSTED_PROXIES is empty, so Settle does not.
+    served = serve(config=False, SETTLE_TRUSTED_PROXIES="", FORWARDED_ALLOW_IPS="127.0.0.1")
+
+    status, _, body = call(served.base, "/api/v1/entries", method="POST", body=question(),
                            headers={"X-Forwarded-Proto": "https"})
 
     assert status == 201
