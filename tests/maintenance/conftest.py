@@ -1,10 +1,12 @@
 """Fixtures for the delivery tests: short budgets, a real receiver, endpoints made through
 the same service operators use, and a driver that does what the worker does."""
 
+import threading
 import time
 from datetime import timedelta
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 
 from board import services as board
@@ -73,3 +75,18 @@ def drive(delivery: Delivery, *, seconds: float = 20) -> Delivery:
             wait = (delivery.next_attempt_at - timezone.now()).total_seconds()
             time.sleep(min(max(wait, 0) + 0.05, 2))
     return delivery
+
+
+def in_thread(function, **kwargs) -> threading.Thread:
+    """Start `function(**kwargs)` in a thread that closes its own database connection
+    (PostgreSQL cannot drop the test database while one is left open)."""
+
+    def run() -> None:
+        try:
+            function(**kwargs)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
