@@ -19,6 +19,23 @@ PUBLIC_URL = "https://settle.example"
 SETTLED = {"succeeded", "failed", "cancelled", "outcome_unknown"}
 
 
+def broker_purge() -> None:
+    """Drop the messages nobody consumed: these tests queue a send task for every entry
+    (on commit, as the write path does) and run the sends themselves, so without this
+    a later real worker would first wade through hundreds of stale messages."""
+    from board.celery import app
+
+    try:
+        app.control.purge()
+    except Exception:  # a broker that is down has nothing to purge
+        pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stale_messages_dropped():
+    broker_purge()
+
+
 @pytest.fixture
 def delivery_settings(settings):
     """Budgets small enough to keep the tests fast; every attempt of the schedule at once."""
@@ -29,7 +46,8 @@ def delivery_settings(settings):
     settings.SETTLE_DELIVERY_DEADLINE = timedelta(hours=1)
     settings.SETTLE_SOURCE_HOURLY_LIMIT = 10_000
     settings.SETTLE_OVERALL_HOURLY_LIMIT = 10_000
-    return settings
+    yield settings
+    broker_purge()
 
 
 @pytest.fixture
