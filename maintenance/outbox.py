@@ -132,25 +132,29 @@ def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
 
 
 def deliveries_enqueue(ids: list[uuid.UUID], *, delay: timedelta = timedelta(0)) -> int:
-    """Queue the send task for each delivery; returns how many were queued.
+    """Queue the send for these deliveries; returns how many were queued.
 
-    Never raises: a broker that is down must not fail a post that is already saved. The
-    delivery is `accepted` with its due time stored, so the minute sweep sends it.
+    One message whatever the number of endpoints (the worker fans it out), so the write
+    path pays one broker round trip. Never raises: a broker that is down must not fail a
+    post that is already saved; the delivery is `accepted` with its due time stored, so
+    the minute sweep sends it.
     """
-    from maintenance.tasks import delivery_send
+    from maintenance.tasks import deliveries_send, delivery_send
 
-    countdown = max(delay.total_seconds(), 0) if delay < COUNTDOWN_LIMIT else None
-    if countdown is None:
+    if not ids or delay >= COUNTDOWN_LIMIT:
         return 0  # the sweep sends it when it is due
-    queued = 0
-    for delivery_id in ids:
-        try:
-            delivery_send.apply_async(args=[str(delivery_id)], countdown=countdown, retry=False)
-            queued += 1
-        except Exception as error:  # any broker failure: the sweep is the fallback
-            log.warning("delivery not queued (%s); the sweep will send it", type(error).__name__)
-            break
-    return queued
+    countdown = max(delay.total_seconds(), 0)
+    try:
+        if len(ids) == 1:
+            delivery_send.apply_async(args=[str(ids[0])], countdown=countdown, retry=False)
+        else:
+            deliveries_send.apply_async(
+                args=[[str(pk) for pk in ids]], countdown=countdown, retry=False
+            )
+    except Exception as error:  # any broker failure: the sweep is the fallback
+        log.warning("delivery not queued (%s); the sweep will send it", type(error).__name__)
+        return 0
+    return len(ids)
 
 
 # --- Cancelling -------------------------------------------------------------------------

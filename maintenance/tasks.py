@@ -53,6 +53,15 @@ def delivery_send(delivery_id: str) -> str | None:
     return delivery.state if delivery else None
 
 
+@shared_task(name="maintenance.deliveries_send")
+def deliveries_send(delivery_ids: list[str]) -> int:
+    """One message from the write path for all of an entry's deliveries, fanned out
+    here so that a slow endpoint never delays another's delivery."""
+    from maintenance import outbox
+
+    return sum(outbox.deliveries_enqueue([pk]) for pk in delivery_ids)
+
+
 @shared_task(name="maintenance.deliveries_sweep")
 def deliveries_sweep() -> dict:
     from maintenance import outbox
