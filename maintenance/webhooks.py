@@ -152,14 +152,15 @@ def _exchange(
     if not allow_private and not all(address_is_public(sockaddr[0]) for *_, sockaddr in addresses):
         raise _Refused("address_refused", left=False)
     sock = _connect(addresses, deadline)
-    watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), _shut, [sock])
+    fired = threading.Event()
+    watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), _shut, [sock, fired])
     watchdog.daemon = True
     watchdog.start()
     try:
         if parts.scheme == "https":
             sock = _tls(sock, host, deadline)
-            watchdog.args = [sock]
-        return _send(sock, host, port, method, target, headers, body, deadline)
+            watchdog.args = [sock, fired]
+        return _send(sock, host, port, method, target, headers, body, deadline, fired)
     finally:
         watchdog.cancel()
         sock.close()
@@ -213,15 +214,18 @@ def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
         raise _Refused("tls_error", left=False) from None
 
 
-def _shut(sock: socket.socket) -> None:
+def _shut(sock: socket.socket, fired: threading.Event) -> None:
     # Unblocks a read in the sending thread at once; close() alone would not.
+    fired.set()
     try:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
 
 
-def _send(sock, host, port, method, target, headers, body, deadline) -> tuple[int, float | None]:
+def _send(
+    sock, host, port, method, target, headers, body, deadline, fired
+) -> tuple[int, float | None]:
     connection = http.client.HTTPConnection(host, port)
     connection.sock = sock  # connect() is skipped: the vetted socket is used as it is
     try:
@@ -234,6 +238,10 @@ def _send(sock, host, port, method, target, headers, body, deadline) -> tuple[in
         response = connection.getresponse()
     except (OSError, http.client.HTTPException) as error:
         raise _Refused(_error_class(error, deadline), left=True) from None
+    if fired.is_set():
+        # The watchdog cut the answer short: http.client takes a header block ended by
+        # the shutdown for a whole one, so a status line alone is no answer.
+        raise _Refused("timeout", left=True)
     try:
         sock.settimeout(_remaining(deadline))
         response.read(BODY_READ_LIMIT)  # discarded: evidence never keeps a body

@@ -1,10 +1,12 @@
 """Fixtures for the delivery tests: short budgets, a real receiver, endpoints made through
 the same service operators use, and a driver that does what the worker does."""
 
+import threading
 import time
 from datetime import timedelta
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 
 from board import services as board
@@ -17,6 +19,23 @@ PUBLIC_URL = "https://settle.example"
 SETTLED = {"succeeded", "failed", "cancelled", "outcome_unknown"}
 
 
+def broker_purge() -> None:
+    """Drop the messages nobody consumed: these tests queue a send task for every entry
+    (on commit, as the write path does) and run the sends themselves, so without this
+    a later real worker would first wade through hundreds of stale messages."""
+    from board.celery import app
+
+    try:
+        app.control.purge()
+    except Exception:  # a broker that is down has nothing to purge
+        pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stale_messages_dropped():
+    broker_purge()
+
+
 @pytest.fixture
 def delivery_settings(settings):
     """Budgets small enough to keep the tests fast; every attempt of the schedule at once."""
@@ -27,7 +46,8 @@ def delivery_settings(settings):
     settings.SETTLE_DELIVERY_DEADLINE = timedelta(hours=1)
     settings.SETTLE_SOURCE_HOURLY_LIMIT = 10_000
     settings.SETTLE_OVERALL_HOURLY_LIMIT = 10_000
-    return settings
+    yield settings
+    broker_purge()
 
 
 @pytest.fixture
@@ -73,3 +93,18 @@ def drive(delivery: Delivery, *, seconds: float = 20) -> Delivery:
             wait = (delivery.next_attempt_at - timezone.now()).total_seconds()
             time.sleep(min(max(wait, 0) + 0.05, 2))
     return delivery
+
+
+def in_thread(function, **kwargs) -> threading.Thread:
+    """Start `function(**kwargs)` in a thread that closes its own database connection
+    (PostgreSQL cannot drop the test database while one is left open)."""
+
+    def run() -> None:
+        try:
+            function(**kwargs)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread

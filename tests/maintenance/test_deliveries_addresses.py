@@ -3,6 +3,7 @@ address that was vetted. Refusals are shown by a listening socket that sees no
 connection, on the very port the URL names."""
 
 import socket
+import time
 
 import pytest
 
@@ -185,3 +186,14 @@ def test_endpoint_add_refuses_bad_urls_and_changes_nothing(url, extra, message):
     with pytest.raises(DeliveryRefused, match=message):
         deliveries.endpoint_add(name="bad", url=url, **extra)
     assert Endpoint.objects.count() == 0
+
+
+def test_a_resolver_that_never_answers_is_cut_at_the_timeout():
+    def stuck(host, port, **kwargs):
+        time.sleep(5)
+        return []
+
+    answer = _request("https://slow-dns.example/hook", resolve=stuck)
+
+    assert (answer.error, answer.request_left) == ("dns_timeout", False)
+    assert answer.duration_ms < 1500

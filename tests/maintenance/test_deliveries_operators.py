@@ -1,7 +1,6 @@
 """Operator actions (SPEC 9, "Operators"): which state each applies to, one-off attempts
 outside the schedule, compare-and-set against a late worker, and the audit."""
 
-import threading
 import time
 
 import pytest
@@ -13,7 +12,7 @@ from maintenance.exceptions import DeliveryRefused
 from maintenance.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
 from moderation.models import AuditEvent
-from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
+from tests.maintenance.conftest import delivery_of, drive, endpoint_for, in_thread, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
 pytestmark = [
@@ -108,8 +107,7 @@ def test_marks_are_refused_while_running_and_a_late_worker_never_overwrites_a_ma
     endpoint_for(receiver, supports="none")
     receiver.script = [Behaviour(hang=True)]
     delivery = delivery_of(post_entry())
-    worker = threading.Thread(target=outbox.delivery_run, kwargs={"delivery_id": delivery.pk})
-    worker.start()
+    worker = in_thread(outbox.delivery_run, delivery_id=delivery.pk)
     while Delivery.objects.get(pk=delivery.pk).state != "running":
         time.sleep(0.02)
 

@@ -6,7 +6,6 @@ would write. The schedule is three attempts with no delay and the timeout one se
 """
 
 import json
-import threading
 import time
 from datetime import timedelta
 
@@ -16,7 +15,14 @@ from django.utils import timezone
 from board import services as board
 from maintenance import deliveries, outbox
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint
-from tests.maintenance.conftest import PUBLIC_URL, delivery_of, drive, endpoint_for, post_entry
+from tests.maintenance.conftest import (
+    PUBLIC_URL,
+    delivery_of,
+    drive,
+    endpoint_for,
+    in_thread,
+    post_entry,
+)
 from tests.maintenance.webhook_receiver import Behaviour
 
 pytestmark = [
@@ -325,12 +331,7 @@ def test_a_redelivered_or_duplicated_task_makes_no_second_attempt(receiver):
     delivery = delivery_of(post_entry())
 
     # when: two copies of the send task run at once, and a third after it settled
-    copies = [
-        threading.Thread(target=outbox.delivery_run, kwargs={"delivery_id": delivery.pk})
-        for _ in range(2)
-    ]
-    for copy in copies:
-        copy.start()
+    copies = [in_thread(outbox.delivery_run, delivery_id=delivery.pk) for _ in range(2)]
     for copy in copies:
         copy.join()
     outbox.delivery_run(delivery_id=delivery.pk)
@@ -340,3 +341,53 @@ def test_a_redelivered_or_duplicated_task_makes_no_second_attempt(receiver):
     assert delivery.state == "succeeded" and delivery.attempts == 1
     assert len(receiver.posts()) == 1
     assert DeliveryAttempt.objects.filter(delivery=delivery).count() == 1
+
+
+def test_a_server_dripping_its_answer_is_cut_at_the_timeout(receiver):
+    # Every byte comes well within a socket timeout; only the watchdog ends the attempt.
+    endpoint_for(receiver, supports="none")
+    receiver.script = [Behaviour(drip=True)]
+
+    delivery = drive(delivery_of(post_entry()))
+
+    [attempt] = attempts_of(delivery)
+    assert (attempt.status_code, attempt.error) == (None, "timeout")
+    assert 900 <= attempt.duration_ms < 1800
+    assert delivery.state == "outcome_unknown"
+
+
+def test_a_retry_after_beyond_the_deadline_ends_the_schedule(receiver, settings):
+    settings.SETTLE_DELIVERY_DEADLINE = timedelta(minutes=10)
+    endpoint_for(receiver)
+    receiver.default = Behaviour(status=503, headers={"Retry-After": "3600"})
+
+    delivery = drive(delivery_of(post_entry()))
+
+    assert delivery.state == "failed"
+    assert len(receiver.posts()) == 1
+
+
+def test_delays_get_twenty_percent_jitter(settings):
+    settings.SETTLE_DELIVERY_SCHEDULE = [timedelta(0), timedelta(seconds=100)]
+    now = timezone.now()
+    delivery = Delivery(attempts=1, deadline_at=now + timedelta(hours=1))
+
+    delays = {(outbox._next_due(delivery, now, None) - now).total_seconds() for _ in range(200)}
+
+    assert min(delays) >= 80 and max(delays) <= 120
+    assert min(delays) < 90 and max(delays) > 110  # spread over the band, not fixed
+    delivery.attempts = 2
+    assert outbox._next_due(delivery, now, None) is None  # the schedule's length
+
+
+@pytest.mark.django_db(transaction=False)
+def test_no_request_leaves_while_a_transaction_is_open(receiver):
+    # (a `django_db` test runs inside a transaction)
+    endpoint_for(receiver)
+    delivery = delivery_of(post_entry())
+
+    with pytest.raises(RuntimeError, match="transaction"):
+        outbox.delivery_run(delivery_id=delivery.pk)
+
+    assert receiver.seen == []
+    assert Delivery.objects.get(pk=delivery.pk).state == "accepted"

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from django.db import connections
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 
@@ -34,6 +35,7 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False
     close: bool = False
+    drip: bool = False  # answer one byte at a time, slowly, for `hang_seconds`
     before: object = None  # a callable run (in the server thread) before answering
 
 
@@ -113,7 +115,10 @@ class Receiver:
         with self.lock:
             behaviour = self.script.pop(0) if self.script else self.default
         if behaviour.before:
-            behaviour.before()
+            try:
+                behaviour.before()
+            finally:
+                connections.close_all()  # this server thread's own, if it used one
         accept = seen.verified and (behaviour.hang or behaviour.close or
                                     200 <= behaviour.status < 300)
         if accept:
@@ -129,8 +134,23 @@ class Receiver:
             return
         if behaviour.hang:
             time.sleep(self.hang_seconds)
+        if behaviour.drip:
+            self._drip(handler)
+            return
         status = behaviour.status if seen.verified else 401
         self._answer(handler, status, behaviour.headers)
+
+    def _drip(self, handler) -> None:
+        # Each byte well inside any per-read timeout; the whole answer far beyond it.
+        answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        pause = self.hang_seconds / len(answer)
+        try:
+            for byte in answer:
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+                time.sleep(pause)
+        except OSError:
+            pass
 
     def _get(self, handler) -> None:
         seen = self._record(handler, b"")
