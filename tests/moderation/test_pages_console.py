@@ -130,3 +130,16 @@ def test_every_page_names_an_icon_that_is_served(console, client):
 
     assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
     assert b"<svg" in b"".join(icon.streaming_content)
+
+
+@pytest.mark.parametrize(
+    "seconds, words",
+    [(0, "0 s"), (59, "59 s"), (60, "1 min"), (3599, "59 min"), (3660, "1 h 1 min"),
+     (86400 + 7200, "1 d 2 h"), (-5, "0 s")],
+)
+def test_an_inbox_age_reads_in_its_two_largest_units(seconds, words):
+    from datetime import timedelta
+
+    from moderation.templatetags.console import age
+
+    assert age(timedelta(seconds=seconds)) == words
