@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from moderation.access import ADMINISTRATORS, MODERATORS
-from tests.chromium import ARTIFACTS  # noqa: F401  (console browser tests save here)
+
 
 def staff_user(django_user_model, username: str, *groups: str):
     user = django_user_model.objects.create_user(username, "", "secret-password", is_staff=True)

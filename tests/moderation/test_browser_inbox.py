@@ -8,6 +8,7 @@ import pytest
 
 from maintenance.models import Delivery
 from moderation.models import AuditEvent
+from tests.chromium import ARTIFACTS
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)
     delivery_settings,
     drive,
@@ -15,7 +16,6 @@ from tests.maintenance.conftest import (  # noqa: F401 (fixtures)
     receiver,
 )
 from tests.maintenance.webhook_receiver import Behaviour
-from tests.moderation.conftest import ARTIFACTS
 from tests.moderation.test_browser import log_in
 from tests.moderation.test_pages_inbox import posted
 

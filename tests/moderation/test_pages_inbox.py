@@ -40,7 +40,9 @@ UNKNOWN = Delivery.State.OUTCOME_UNKNOWN
 
 def posted(**overrides) -> tuple[str, int]:
     payload = question(**overrides)
-    entry = board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api").entry
+    entry = board.entry_post_received(
+        token=None, address="127.0.0.1", body=payload, route="api"
+    ).entry
     return payload["request_id"], entry.pk
 
 
