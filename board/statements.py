@@ -4,7 +4,7 @@ Why plain SQL here: a profile of new posts (cProfile through the WSGI stack, 300
 on PostgreSQL, tests/bench/profile_post.py) put about half the time in waiting on 13
 round trips, and 12% in the ORM compiling the same few statements afresh (`as_sql`);
 7,540 Python calls a post. With these statements and the engine's (receipts/services.py):
-6 round trips, 3,100 calls, no compilation. Each function below is one statement,
+6 round trips, 2,840 calls, no compilation. Each function below is one statement,
 written once, with parameters, and says what it replaced.
 
 On the rate-limit counters (SPEC 5.1 steps 2 and 5), PostgreSQL: `board_hourlycounter`

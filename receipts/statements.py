@@ -49,7 +49,7 @@ class PostgreSQL:
     the ORM each time) with one; for a replay, the receipt read, its UPDATE, the entry
     read and the attempt INSERT, and the transaction around them, with one. Measured
     (tests/bench/profile_post.py, cProfile, 300 posts on PostgreSQL): 7,540 Python calls
-    and 13 round trips a new post before, 3,100 and 6 after; the ORM's SQL compilation
+    and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilation
     (`as_sql`) was 12% of the profiled time before and is gone from this path.
     """
 
