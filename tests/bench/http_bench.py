@@ -38,6 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
 PAIR_SECONDS = 3
+# BENCH_ENDPOINTS=2 registers that many webhook endpoints first, so every new post also
+# writes its outbox rows and queues its send message (issue 9 asks the ratios to hold so).
+# No worker runs: the bench measures the post, not the deliveries.
+ENDPOINTS = int(os.environ.get("BENCH_ENDPOINTS", "0"))
 CONNECTIONS = 32
 WORKERS = 2
 
@@ -170,7 +174,22 @@ def bench_environment() -> dict:
     }
     if not env.get("DATABASE_URL"):
         env["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / 'bench.sqlite3'}"
+    if ENDPOINTS:
+        env.setdefault("SETTLE_PUBLIC_URL", "http://127.0.0.1:8000")
     return env
+
+
+def endpoints_add(env: dict, count: int) -> None:
+    """Enabled endpoints named bench-*; earlier runs' ones are disabled first."""
+    listed = [json.loads(line) for line in manage(env, "endpoint", "list", "--json").splitlines()
+              if line.startswith("{")]
+    for endpoint in listed:
+        if endpoint["enabled"]:
+            manage(env, "endpoint", "disable", endpoint["name"])
+    for n in range(count):
+        manage(env, "endpoint", "add", f"bench-{uuid.uuid4().hex[:8]}-{n}",
+               "http://127.0.0.1:9/settle", "--supports", "dedupe",
+               "--allow-private", "--reason", "benchmark: nothing listens, no worker runs")
 
 
 def manage(env: dict, *args: str) -> str:
@@ -284,6 +303,7 @@ def main() -> None:
     engine = "postgresql" if env["DATABASE_URL"].startswith("postgres") else "sqlite"
     manage(env, "migrate", "--noinput", "-v", "0")
     token = manage(env, "issue_token", f"bench-{uuid.uuid4().hex[:8]}").strip().splitlines()[-1]
+    endpoints_add(env, ENDPOINTS)
 
     process, base = start_server(env)
     try:
@@ -336,7 +356,7 @@ def main() -> None:
         storm_body = json.dumps(question_payload(storm_id))
 
         print(f"[{engine}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
-              f"{DURATION} s a case", flush=True)
+              f"{DURATION} s a case, {ENDPOINTS} webhook endpoints", flush=True)
         before = case("ceiling before", "/api/v1/request-ids", ceiling_script, paired=False)
         new = case("new post", "/api/v1/entries", new_post_script(token, mcp=False))
         replay = case("replay", "/api/v1/entries", fixed_bodies_script(token, saved))
