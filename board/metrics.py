@@ -35,8 +35,20 @@ from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
-from prometheus_client.metrics_core import Metric
+
+# prometheus-client writes each count to a file in this folder from the first one on; a
+# folder that is named but missing would fail every request, so make it.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+
+from prometheus_client import (  # noqa: E402 (after the folder exists)
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.metrics_core import Metric  # noqa: E402
 
 from board import logs
 from board.exceptions import Answer

@@ -89,6 +89,9 @@ loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 control_socket_disable = True
 
 
+_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+
 class JsonAccessLogger(glogging.Logger):
     """Gunicorn's logger, writing JSON: the access line holds method, path (never the query
     string), status and duration, and nothing else: no body, no headers, no address."""
@@ -105,8 +108,10 @@ class JsonAccessLogger(glogging.Logger):
         if not self.access_log_enabled:
             return
         status = resp.status.split(None, 1)[0] if isinstance(resp.status, str) else resp.status
+        method = environ.get("REQUEST_METHOD")
         self.access_log.info("access", extra={
-            "method": environ.get("REQUEST_METHOD"),
+            # The method is the client's text too: an unknown one is logged as OTHER.
+            "method": method if method in _METHODS else "OTHER",
             "path": environ.get("PATH_INFO"),
             "status": int(status) if str(status).isdigit() else status,
             "duration_ms": round(request_time.total_seconds() * 1000, 1),

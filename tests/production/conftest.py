@@ -4,6 +4,7 @@ database, its standard output and error kept in files for the tests to read."""
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -15,13 +16,15 @@ from pathlib import Path
 import pytest
 
 from tests.celery_worker import test_database_url
-from tests.e2e.conftest import free_port, gunicorn  # noqa: F401 (gunicorn's defaults)
+from tests.e2e.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "deploy" / "gunicorn.conf.py"
 # Long enough for Django's check; no test relies on its value (SPEC 12's 50+ is checked
 # by the check --deploy test with its own key).
 SECRET = "production-test-secret-key-7f3c9a1e5b2d4f6a8c0e2b4d6f8a1c3e5b7d9f"
+# The TLS tests' server holds a self-signed certificate made for the test.
+UNVERIFIED = ssl._create_unverified_context()
 
 
 @dataclass
@@ -57,7 +60,7 @@ def wait_until_up(base: str, process: subprocess.Popen, stderr: Path) -> None:
         if process.poll() is not None:
             pytest.fail("gunicorn exited: " + stderr.read_text()[-2000:])
         try:
-            urllib.request.urlopen(f"{base}/healthz", timeout=5)
+            urllib.request.urlopen(f"{base}/healthz", timeout=5, context=UNVERIFIED)
             return
         except urllib.error.HTTPError:
             return
@@ -72,7 +75,8 @@ def serve(tmp_path):
     """Start gunicorn with the production config; call it with environment overrides."""
     started: list[Served] = []
 
-    def start(**overrides: str) -> Served:
+    def start(*, scheme: str = "http", config: bool = True, **overrides: str) -> Served:
+        """`config=False` runs gunicorn with its own defaults instead of deploy/'s file."""
         port = free_port()
         folder = tmp_path / f"server-{port}"
         folder.mkdir()
@@ -82,17 +86,21 @@ def serve(tmp_path):
             "DEBUG": "false",
             "SECRET_KEY": SECRET,
             "SETTLE_BIND": f"127.0.0.1:{port}",
-            "WEB_CONCURRENCY": "3",
+            "WEB_CONCURRENCY": "1",  # tests about several workers ask for them
             "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
             **overrides,
         }
         stdout, stderr = folder / "stdout.log", folder / "stderr.log"
+        command = [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)]
+        if not config:
+            command = [sys.executable, "-m", "gunicorn", "board.wsgi", "--bind",
+                       env["SETTLE_BIND"], "--workers", env["WEB_CONCURRENCY"]]
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)],
+            command,
             cwd=ROOT, env=env, stdout=stdout.open("w"), stderr=stderr.open("w"),
             start_new_session=True,
         )
-        served = Served(f"http://127.0.0.1:{port}", stdout, stderr, process,
+        served = Served(f"{scheme}://127.0.0.1:{port}", stdout, stderr, process,
                         Path(env["PROMETHEUS_MULTIPROC_DIR"]))
         started.append(served)
         wait_until_up(served.base, process, stderr)
@@ -110,7 +118,7 @@ def call(base: str, path: str, *, method: str = "GET", body: dict | bytes | None
                                      headers={"Content-Type": "application/json",
                                               **(headers or {})})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=UNVERIFIED) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read()

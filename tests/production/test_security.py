@@ -5,6 +5,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 from ipaddress import ip_network
@@ -27,8 +28,9 @@ PRODUCTION = {
 
 
 def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY",
-                                                              "ALLOWED_HOSTS")}
+    # Only what a shell needs: the test run's own variables (DEBUG, a browser test's
+    # DJANGO_ALLOW_ASYNC_UNSAFE) are not the deployment's.
+    clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT,
                           env={**clean, **env}, capture_output=True, text=True, timeout=120)
 
@@ -106,10 +108,12 @@ def test_the_proxys_own_word_counts_not_the_clients(client, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_settle_ignores_what_gunicorn_believes_from_loopback(gunicorn):
-    # The e2e server runs gunicorn with its defaults, which believe X-Forwarded-Proto from
-    # 127.0.0.1; Settle's SETTLE_TRUSTED_PROXIES is empty, so Settle does not.
-    status, _, body = call(gunicorn, "/api/v1/entries", method="POST", body=question(),
+def test_settle_ignores_what_gunicorn_believes_from_loopback(serve):
+    # Gunicorn without deploy/'s file believes X-Forwarded-Proto from 127.0.0.1 (its
+    # default forwarded_allow_ips); SETTLE_TRUSTED_PROXIES is empty, so Settle does not.
+    served = serve(config=False, SETTLE_TRUSTED_PROXIES="", FORWARDED_ALLOW_IPS="127.0.0.1")
+
+    status, _, body = call(served.base, "/api/v1/entries", method="POST", body=question(),
                            headers={"X-Forwarded-Proto": "https"})
 
     assert status == 201
@@ -122,6 +126,32 @@ def test_the_production_config_believes_the_named_proxy(serve):
 
     status, _, body = call(served.base, "/api/v1/entries", method="POST", body=question(),
                            headers={"X-Forwarded-Proto": "https"})
+
+    assert status == 201
+    assert json.loads(body)["url"].startswith("https://127.0.0.1:")
+
+
+def self_signed_certificate(folder) -> tuple[str, str]:
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )
+    return str(cert), str(key)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_over_tls_is_https_without_any_proxy(serve, tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate (apt-get install openssl)")
+    cert, key = self_signed_certificate(tmp_path)
+    served = serve(scheme="https", SETTLE_TRUSTED_PROXIES="", SETTLE_PUBLIC_URL="",
+                   GUNICORN_CMD_ARGS=f"--certfile {cert} --keyfile {key}")
+
+    # A client's claim of plain http changes nothing: the socket is TLS.
+    status, _, body = call(served.base, "/api/v1/entries", method="POST",
+                           body=question(), headers={"X-Forwarded-Proto": "http"})
 
     assert status == 201
     assert json.loads(body)["url"].startswith("https://127.0.0.1:")
