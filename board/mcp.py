@@ -29,12 +29,14 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
 from board.answers import request_address, request_token
-from board.exceptions import Unauthorized
+from board import metrics
+from board.exceptions import Unauthorized, error_answer
 from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
     LIST_TTL_MS,
@@ -139,6 +141,23 @@ def _rpc_error(
     return _json({"jsonrpc": "2.0", "id": rpc_id, "error": error}, status=status, headers=headers)
 
 
+def _is_post_entry_call(request: HttpRequest) -> bool:
+    """Whether a body (not yet checked) asks for the `post_entry` tool."""
+    length = request.headers.get("Content-Length", "")
+    if not length.isdigit() or int(length) > settings.SETTLE_MAX_BODY_BYTES:
+        return False
+    try:
+        message = json.loads(request.body)
+    except (ValueError, RecursionError, RequestDataTooBig):
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    return (
+        message.get("method") == "tools/call"
+        and isinstance(params, dict)
+        and params.get("name") == "post_entry"
+    )
+
+
 def _serve(request: HttpRequest) -> HttpResponse:
     origin = request.headers.get("Origin")
     if origin is not None and origin not in settings.SETTLE_MCP_ALLOWED_ORIGINS:
@@ -153,6 +172,9 @@ def _serve(request: HttpRequest) -> HttpResponse:
         )
         request.caller = request.admission.caller
     except Unauthorized as error:
+        if _is_post_entry_call(request):
+            # Refused before any tool runs, yet still a post an operator wants counted.
+            metrics.post_answered(route="mcp", answer=error_answer(error))
         return _rpc_error(
             None, INVALID_REQUEST, error.message, status=401,
             headers={"WWW-Authenticate": 'Bearer realm="settle"'},

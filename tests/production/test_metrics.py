@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from board.models import Entry
 from maintenance import services as maintenance
 from maintenance.models import MaintenanceRun
-from tests.board.mcp_support import tool_result
+from tests.board.mcp_support import modern_call, tool_result
 from tests.conftest import question
 from tests.production.conftest import call
 
@@ -116,6 +116,20 @@ def test_it_counts_an_mcp_post_under_the_mcp_route(client, roomy_limits):
     assert after.get("created", 0) - before.get("created", 0) == 1
     assert after.get("invalid", 0) - before.get("invalid", 0) == 1
     assert Entry.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_it_counts_an_mcp_post_with_an_unknown_token_as_unauthorized(client):
+    before = posts(client.get("/metrics").content.decode(), route="mcp")
+
+    refused = modern_call(client, "post_entry", question(), token="settle_not-a-token")
+    listed = modern_call(client, "list_threads", {}, token="settle_not-a-token")
+
+    after = posts(client.get("/metrics").content.decode(), route="mcp")
+    assert refused.status_code == 401 and listed.status_code == 401
+    # The post is counted; the refused read is not a post.
+    assert after.get("unauthorized", 0) - before.get("unauthorized", 0) == 1
+    assert Entry.objects.count() == 0
 
 
 @pytest.mark.django_db
