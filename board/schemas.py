@@ -9,6 +9,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -17,6 +18,8 @@ from board.exceptions import BadRequest, InvalidRequest
 from board.models import Entry
 from receipts.fingerprint import normalize_text
 from receipts.models import Receipt
+
+Decoded = TypeVar("Decoded")
 
 HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "submission_mode"}
@@ -68,12 +71,15 @@ def parse_json_object(raw: bytes | None) -> dict:
         ) from None
     except (UnicodeDecodeError, ValueError):
         raise BadRequest("the body is not valid JSON") from None
+    # Depth first: Python 3.13's decoder parses what 3.11's refused with RecursionError,
+    # and the answer must not depend on the interpreter.
+    check_json_depth(data)
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
-    return check_json_depth(data)
+    return data
 
 
-def check_json_depth(data: dict) -> dict:
+def check_json_depth(data: Decoded) -> Decoded:
     """The nesting limit, for a body decoded here or arguments decoded by the MCP layer."""
     if json_depth(data) > settings.SETTLE_MAX_JSON_DEPTH:
         raise BadRequest(f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels")
