@@ -2,11 +2,13 @@
 one statement; none for a replay; deletion applies the cancel rule in its transaction;
 a broker outage never fails a post."""
 
+import json
 import logging
 import os
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from board import services as board
@@ -14,7 +16,7 @@ from board.celery import app
 from maintenance import deliveries, outbox
 from maintenance.models import Delivery
 from moderation import services as moderation
-from tests.conftest import question
+from tests.conftest import issue_agent, question
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
@@ -156,3 +158,27 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     outbox.deliveries_sweep(inline=True)
     delivery.refresh_from_db()
     assert delivery.state == "succeeded"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("roomy_limits")
+def test_the_write_path_budget_holds_with_two_endpoints_enabled():
+    # given: two enabled endpoints and an agent whose token's last use is not due
+    _endpoint("first"), _endpoint("second")
+    agent = issue_agent("budget-with-endpoints")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    assert client.post("/api/v1/entries", json.dumps(question()),
+                       content_type="application/json").status_code == 201
+
+    # when: a new authenticated question over HTTP
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post("/api/v1/entries", json.dumps(question()),
+                               content_type="application/json")
+
+    # then: issue 8's budget of 7 statements, one commit, and both deliveries written
+    sql = [query["sql"] for query in queries]
+    assert response.status_code == 201
+    assert len(sql) <= 7, sql
+    assert [s for s in sql if s in ("BEGIN", "COMMIT")] == ["BEGIN", "COMMIT"]
+    assert Delivery.objects.filter(entry_id=response.json()["id"]).count() == 2
