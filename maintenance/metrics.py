@@ -61,14 +61,9 @@ def maintenance_runs() -> Iterator[Metric]:
 
 @metrics.source
 def deliveries() -> Iterator[Metric]:
-    # Outbound deliveries arrive with issue 9: its selector, when present, answers
-    # {state: count}; until then this series is absent (read as 0).
-    count_by_state = getattr(selectors, "deliveries_count_by_state", None)
-    if count_by_state is None:
-        return
     family = GaugeMetricFamily(
         "settle_deliveries", "Outbound deliveries now in each state.", labels=["state"]
     )
-    for state, count in sorted(count_by_state().items()):
+    for state, count in sorted(selectors.deliveries_count_by_state().items()):
         family.add_metric([state], count)
     yield family

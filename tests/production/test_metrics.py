@@ -11,6 +11,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from board.models import Entry
+from maintenance import deliveries
 from maintenance import services as maintenance
 from maintenance.models import MaintenanceRun
 from tests.board.mcp_support import modern_call, tool_result
@@ -191,15 +192,19 @@ def _outcome(code: str) -> str:
 
 
 @pytest.mark.django_db
-def test_it_reads_delivery_states_once_maintenance_can_count_them(client, monkeypatch):
-    # Deliveries arrive with issue 9; this stands in for its selector only until then,
-    # to hold the seam: when the function exists, its counts are the series.
-    from maintenance import selectors
+def test_it_counts_deliveries_by_state(client, agent, settings, roomy_limits):
+    # given: two endpoints, one disabled at once, and a post announced to the enabled one
+    settings.SETTLE_PUBLIC_URL = "https://settle.example"
+    deliveries.endpoint_add(name="kept", url="https://kept.example/hook")
+    deliveries.endpoint_add(name="gone", url="https://gone.example/hook")
+    deliveries.endpoint_disable(name="gone")
+    assert agent.post(question()).status_code == 201
 
-    monkeypatch.setattr(selectors, "deliveries_count_by_state",
-                        lambda: {"pending": 2, "succeeded": 5}, raising=False)
-
+    # when
     text = client.get("/metrics").content.decode()
 
-    assert samples(text, "settle_deliveries") == {
-        (("state", "pending"),): 2, (("state", "succeeded"),): 5}
+    # then: every state is a sample; the one delivery waits as accepted
+    by_state = {labels[0][1]: value for labels, value in samples(text, "settle_deliveries").items()}
+    assert by_state["accepted"] == 1
+    assert sum(by_state.values()) == 1
+    assert {"running", "succeeded", "failed", "outcome_unknown"} <= set(by_state)
