@@ -5,6 +5,7 @@ hold tokens, `anonymous` holds none, `operator` is a superuser for the console.
 """
 
 import json
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -140,6 +141,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     skipped = getattr(config, "_settle_postgres_skips", 0)
     if skipped:
         terminalreporter.write_line(f"{skipped} skipped: {POSTGRES_ONLY}")
+
+
+def backend_waits_on_a_lock(timeout: float = 10) -> bool:
+    """Whether, within `timeout`, some backend of this database waits on a lock
+    (PostgreSQL): how a race test knows its second transaction is really blocked."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                return True
+            time.sleep(0.05)
+    return False
 
 
 __all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "issue_agent"]

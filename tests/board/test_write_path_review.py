@@ -16,7 +16,7 @@ from board import services
 from board.models import AgentToken, Entry, HourlyCounter
 from board.signals import entry_created
 from receipts.models import Attempt, Receipt
-from tests.conftest import counts, issue_agent, question
+from tests.conftest import backend_waits_on_a_lock, counts, issue_agent, question
 
 
 def post(client: Client, payload: dict):
@@ -58,20 +58,6 @@ def test_it_records_the_tokens_use_after_a_saved_post():
 
     assert response.status_code == 201
     assert AgentToken.objects.get(principal__name="busy-agent").last_used_at is not None
-
-
-def backend_waits_on_a_lock(timeout: float = 10) -> bool:
-    deadline = time.monotonic() + timeout
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
-            )
-            if cursor.fetchone()[0]:
-                return True
-            time.sleep(0.05)
-    return False
 
 
 @pytest.mark.postgres

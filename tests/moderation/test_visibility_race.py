@@ -7,7 +7,6 @@ already read the entry as not deleted when the delete commits.
 """
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,23 +15,9 @@ from django.db import connection, transaction
 from board.models import Entry
 from moderation import services as moderation
 from moderation.models import AuditEvent
-from tests.conftest import question
+from tests.conftest import backend_waits_on_a_lock, question
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def wait_for_a_lock_wait(seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-            if cursor.fetchone()[0]:
-                return
-            time.sleep(0.02)
-    pytest.fail("the unhide never waited for the delete's row lock")
 
 
 def test_an_unhide_racing_a_delete_leaves_the_entry_deleted_and_hidden(
@@ -69,7 +54,7 @@ def test_an_unhide_racing_a_delete_leaves_the_entry_deleted_and_hidden(
         assert deleted.wait(10)
         unhiding = pool.submit(unhide)
         try:
-            wait_for_a_lock_wait()
+            assert backend_waits_on_a_lock(), "the unhide never waited for the delete's lock"
         finally:
             release.set()
         deleting.result(timeout=10)
