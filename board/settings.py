@@ -88,10 +88,12 @@ TEMPLATES = [
 # --- Database ---------------------------------------------------------------------------
 # Persistent connections on both engines: opening one (and, on SQLite, setting its
 # pragmas) cost more than a whole post. A connection is kept for SETTLE_DB_CONN_MAX_AGE
-# seconds and checked before each request reuses it (CONN_HEALTH_CHECKS), so a server
-# restart or a killed backend costs one reconnect, never a failed request. Size: each
-# gunicorn worker and each Celery process holds at most one connection, so
-# (workers per host x hosts) + Celery processes must stay under max_connections.
+# seconds. Before a request reuses one that sat idle for SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS
+# it is checked (CONN_HEALTH_CHECKS; on PostgreSQL only after idling: board/postgresql),
+# so a server restart while the service is quiet costs one reconnect, not a failed
+# request. Size: each gunicorn worker and each Celery process holds at most one
+# connection, so (workers per host x hosts) + Celery processes must stay under
+# max_connections.
 #
 # How long a statement waits for a row another transaction holds (SPEC 5.1: the claim's
 # wait bound). On PostgreSQL it is a connection option, so the write path spends no round
@@ -105,6 +107,7 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = env_int("SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS", 1)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Every transaction is BEGIN IMMEDIATE: the write lock is taken up front, so the
     # claim, the tombstone check and the write serialize, and a busy database fails fast
@@ -129,11 +132,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_settle.sqlite3")}
 else:
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "board.postgresql"
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
     DATABASES["default"]["OPTIONS"].setdefault(
         "options", f"-c lock_timeout={SETTLE_CLAIM_WAIT_SECONDS * 1000}"
     )
+    # Prepared statements: with server-side binding psycopg prepares a statement on its
+    # fifth run on a connection, so PostgreSQL stops parsing and planning the write
+    # path's statements on every post (measured: its CPU per new post fell by about
+    # 40%; README, "The write path"). Off for a pooler in transaction mode that cannot
+    # keep them (PgBouncer before 1.21, or without max_prepared_statements).
+    if env_bool("SETTLE_DB_PREPARED_STATEMENTS", True):
+        DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+        DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
