@@ -49,6 +49,7 @@ from django.utils import timezone
 from board.models import Entry
 from board.schemas import public_entry_object, timestamp
 from maintenance import webhooks
+from maintenance.doorbell import Doorbell
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
 
 log = logging.getLogger(__name__)
@@ -119,11 +120,12 @@ def outbox_write(*, entry_id: int, now: datetime) -> list[uuid.UUID]:
 
 
 def on_entry_created(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
-    """`board.signals.entry_created`: inside the entry's transaction."""
+    """`board.signals.entry_created`: inside the entry's transaction. The send is rung
+    for on commit; the doorbell publishes it with others' within milliseconds."""
     ids = outbox_write(entry_id=entry.pk, now=now)
     if ids:
         first = _jittered(_schedule()[0])
-        transaction.on_commit(lambda: deliveries_enqueue(ids, delay=first))
+        transaction.on_commit(lambda: doorbell.ring(ids, delay=first))
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
@@ -134,8 +136,8 @@ def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
 def deliveries_enqueue(ids: list[uuid.UUID], *, delay: timedelta = timedelta(0)) -> int:
     """Queue the send for these deliveries; returns how many were queued.
 
-    One message whatever the number of endpoints (the worker fans it out), so the write
-    path pays one broker round trip. Never raises: a broker that is down must not fail a
+    One message whatever the number of deliveries (the worker fans it out): the write
+    path's doorbell sends one for all it was rung for within its window. Never raises: a broker that is down must not fail a
     post that is already saved; the delivery is `accepted` with its due time stored, so
     the minute sweep sends it.
     """
@@ -155,6 +157,9 @@ def deliveries_enqueue(ids: list[uuid.UUID], *, delay: timedelta = timedelta(0))
         log.warning("delivery not queued (%s); the sweep will send it", type(error).__name__)
         return 0
     return len(ids)
+
+
+doorbell = Doorbell(lambda ids, delay: deliveries_enqueue(ids, delay=delay))
 
 
 # --- Cancelling -------------------------------------------------------------------------

@@ -25,6 +25,7 @@ def broker_purge() -> None:
     a later real worker would first wade through hundreds of stale messages."""
     from board.celery import app
 
+    outbox.doorbell.flush()  # messages still held for this process's last posts
     try:
         app.control.purge()
     except Exception:  # a broker that is down has nothing to purge

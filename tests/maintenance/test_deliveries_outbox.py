@@ -145,6 +145,7 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
             posted = board.entry_post_received(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
+            outbox.doorbell.flush()  # what its thread does within milliseconds
     finally:
         use_broker(saved_setting, saved_environment)
 
