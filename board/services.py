@@ -35,6 +35,7 @@ from receipts import services as receipts
 from receipts.exceptions import OutcomeUnavailable
 from receipts.fingerprint import field_digests
 from receipts.models import Attempt, Receipt
+from receipts.writer_turn import writer_turn
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +288,20 @@ def entry_post(
     with the adapter's read of token and policy, six. A replay: the counters, then one
     autocommit statement that locks and counts the receipt, logs the attempt and reads
     the entry. Exactly one durable commit either way; the counters never wait on one.
+    On SQLite the post's writes take their turn first (receipts/writer_turn.py).
     """
+    with writer_turn():
+        return _entry_post(caller=caller, request=request, route=route, now=now, policy=policy)
+
+
+def _entry_post(
+    *,
+    caller: Caller,
+    request: EntryRequest,
+    route: str,
+    now: datetime,
+    policy: PostingPolicy | None,
+) -> PostedEntry:
     try:
         policy = policy or posting_policy_current()
         identity = receipts.Identity(
