@@ -46,6 +46,11 @@ class Readiness:
 
 def database_answers() -> bool:
     try:
+        # Readiness asks about the database now: a kept connection that broke since its
+        # last use (board/postgresql probes only after idling) is replaced first, not
+        # reported as a database that is down.
+        connection.health_check_done = False
+        connection.close_if_health_check_failed()
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from tests.board.test_faults import other_connection
 from tests.conftest import counts, question
@@ -85,3 +86,19 @@ def test_with_the_idle_allowance_at_zero_every_request_is_checked(agent, setting
 
     # then
     assert response.status_code == 201
+
+
+def test_readiness_checks_a_kept_connection_even_in_steady_use(agent, settings):
+    # given: the backend of a connection used a moment ago dies
+    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = 1
+    assert agent.post(question()).status_code == 201
+    request_boundary()
+    backend_killed()
+
+    # when: a probe asks at once
+    request_boundary()
+    response = Client().get("/readyz")
+
+    # then: it replaced the dead connection and found the database answering
+    assert response.status_code == 200
+    assert response.json() == {"status": "ready"}
