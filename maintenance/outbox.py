@@ -137,9 +137,9 @@ def deliveries_enqueue(ids: list[uuid.UUID], *, delay: timedelta = timedelta(0))
     """Queue the send for these deliveries; returns how many were queued.
 
     One message whatever the number of deliveries (the worker fans it out): the write
-    path's doorbell sends one for all it was rung for within its window. Never raises: a broker that is down must not fail a
-    post that is already saved; the delivery is `accepted` with its due time stored, so
-    the minute sweep sends it.
+    path's doorbell sends one for all it was rung for within its window. Never raises: a
+    broker that is down must not fail a post that is already saved; the delivery is
+    `accepted` with its due time stored, so the minute sweep sends it.
     """
     from maintenance.tasks import deliveries_send, delivery_send
 

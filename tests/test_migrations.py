@@ -4,7 +4,6 @@ here, not on the first deploy."""
 from io import StringIO
 
 import pytest
-
 from django.core.management import call_command
 
 
