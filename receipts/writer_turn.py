@@ -26,7 +26,7 @@ from django.db import connection
 
 _FIRST_WAIT = 0.0001
 _LONGEST_WAIT = 0.0002
-_descriptors = threading.local()
+_descriptors = threading.local()  # .file, .key: this thread's open lock file
 
 
 @contextlib.contextmanager
@@ -51,11 +51,12 @@ def _descriptor() -> int | None:
     if name == ":memory:" or name.startswith("file:"):
         return None
     path = f"{name}-writers"
-    opened = getattr(_descriptors, "opened", None)
-    if opened is None or opened[0] != (path, os.getpid()):
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        _descriptors.opened = opened = ((path, os.getpid()), descriptor)
-    return opened[1]
+    key = (path, os.getpid())
+    if getattr(_descriptors, "key", None) != key:
+        # A file object, not a bare descriptor: it closes when the thread's storage goes.
+        _descriptors.file = open(path, "ab")  # noqa: SIM115 (lives with the thread)
+        _descriptors.key = key
+    return _descriptors.file.fileno()
 
 
 def _acquire(descriptor: int, seconds: float) -> bool:
