@@ -32,12 +32,17 @@ def request_boundary() -> None:
     connection.close_if_unusable_or_obsolete()
 
 
-def test_a_connection_back_from_idling_is_checked_and_replaced(agent, settings):
-    # given: a post opened the connection, whose backend then dies while it idles
-    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = 1
+def backend_dies_after_a_post(agent, settings, *, idle_allowance: int) -> None:
+    """A post opens the connection and ends its request; then its backend is killed."""
+    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = idle_allowance
     assert agent.post(question()).status_code == 201
     request_boundary()
     backend_killed()
+
+
+def test_a_connection_back_from_idling_is_checked_and_replaced(agent, settings):
+    # given: a post opened the connection, whose backend then dies while it idles
+    backend_dies_after_a_post(agent, settings, idle_allowance=1)
     time.sleep(1.1)
 
     # when
@@ -53,10 +58,7 @@ def test_a_connection_in_steady_use_is_not_probed_and_a_break_costs_one_clean_re
     agent, settings
 ):
     # given: the backend dies between two back-to-back requests
-    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = 1
-    assert agent.post(question()).status_code == 201
-    request_boundary()
-    backend_killed()
+    backend_dies_after_a_post(agent, settings, idle_allowance=1)
 
     # when: the next request starts at once, then the one after it
     request_boundary()
@@ -75,10 +77,7 @@ def test_a_connection_in_steady_use_is_not_probed_and_a_break_costs_one_clean_re
 
 def test_with_the_idle_allowance_at_zero_every_request_is_checked(agent, settings):
     # given
-    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = 0
-    assert agent.post(question()).status_code == 201
-    request_boundary()
-    backend_killed()
+    backend_dies_after_a_post(agent, settings, idle_allowance=0)
 
     # when
     request_boundary()
@@ -90,10 +89,7 @@ def test_with_the_idle_allowance_at_zero_every_request_is_checked(agent, setting
 
 def test_readiness_checks_a_kept_connection_even_in_steady_use(agent, settings):
     # given: the backend of a connection used a moment ago dies
-    settings.SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = 1
-    assert agent.post(question()).status_code == 201
-    request_boundary()
-    backend_killed()
+    backend_dies_after_a_post(agent, settings, idle_allowance=1)
 
     # when: a probe asks at once
     request_boundary()
