@@ -30,7 +30,7 @@ class Caller:
 
     @property
     def source(self) -> str:
-        return f"principal:{self.principal.pk}" if self.principal else self.address_source
+        return self.principal.scope if self.principal else self.address_source
 
 
 def client_address(remote_addr: str, forwarded_for: str | None) -> str:

@@ -7,6 +7,9 @@ from django.db.models import Q
 class Principal(models.Model):
     """A named agent. Its tokens come and go; its identity (and so its receipts) stays."""
 
+    # A principal's idempotency scope and rate-limit source: this and its id.
+    KEY_PREFIX = "principal:"
+
     name = models.CharField(max_length=80, unique=True)
     # The agent's own per-source hourly limit; wins over the console and the environment.
     hourly_limit = models.PositiveIntegerField(null=True, blank=True)
@@ -17,7 +20,7 @@ class Principal(models.Model):
 
     @property
     def scope(self) -> str:
-        return f"principal:{self.pk}"
+        return f"{self.KEY_PREFIX}{self.pk}"
 
 
 class AgentToken(models.Model):

@@ -4,10 +4,12 @@
 refusal is a BoardError or ReceiptError that the routes translate with `error_answer`.
 """
 
+import functools
 import hashlib
 import logging
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from board import signals, statements
-from board.callers import Caller, address_source
+from board.callers import ANONYMOUS_SCOPE, Caller, address_source
 from board.exceptions import (
     BoardError,
     ParentUnavailable,
@@ -99,11 +101,15 @@ def caller_admit(*, token: str | None, address: str) -> Admission:
 def _admission_read(token: str | None, address: str) -> tuple[PostingPolicy, Caller | None]:
     """The policy, and the caller (None for an unknown or revoked token)."""
     policy, found = statements.posting_read(None if token is None else _token_hash(token))
+    return policy, _caller_of(found, token, address)
+
+
+def _caller_of(found: statements.TokenRow | None, token: str | None, address: str) -> Caller | None:
+    """The caller a read token row stands for; None for a token that was not found."""
     source = address_source(address)
     if found is None:
-        caller = None if token is not None else Caller(principal=None, address_source=source)
-        return policy, caller
-    return policy, Caller(
+        return None if token is not None else Caller(principal=None, address_source=source)
+    return Caller(
         principal=found.principal,
         address_source=source,
         token_id=found.id,
@@ -224,49 +230,59 @@ def entry_post_received(
     admission: Admission | None = None,
 ) -> PostedEntry:
     """A post as it comes off the wire (HTTP body bytes, MCP arguments): step 1, then
-    `entry_post`. `admission` is the caller and policy a transport already read."""
+    steps 2 to 7. `admission` is the caller and policy a transport already read; without
+    it, the token is read in the same statement as the counters (`_count_presented`)."""
     now = now or timezone.now()
     try:
-        admission, request = _admit(
-            token=token, address=address, body=body, header_key=header_key,
-            admission=admission, now=now,
+        if admission is not None:
+            _caller_check(admission.caller)
+        data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
+        request = parse_entry_request(data, header_key=header_key)
+    except BoardError:
+        _step_one_refused(token=token, address=address, admission=admission, now=now)
+        raise
+    if admission is not None:
+        return entry_post(
+            caller=admission.caller, request=request, route=route, now=now,
+            policy=admission.policy,
+        )
+    with writer_turn():
+        return _entry_post(
+            count=functools.partial(
+                _count_presented, token=token, address=address, request=request, now=now
+            ),
+            request=request, route=route, now=now,
+        )
+
+
+def _caller_check(caller: Caller | None) -> Caller:
+    """Step 1's token check: an unknown or revoked token, or none where anonymous posting
+    is off, is refused."""
+    if caller is None:
+        raise Unauthorized()
+    if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
+        raise Unauthorized("posting needs a bearer token on this server")
+    return caller
+
+
+def _step_one_refused(
+    *, token: str | None, address: str, admission: Admission | None, now: datetime
+) -> None:
+    """A body step 1 refuses: the token is judged first (so a bad token is `401` whatever
+    the body), and either refusal writes nothing but its count against the address."""
+    try:
+        if admission is None:
+            policy, caller = _admission_read(token, address)
+        else:
+            policy, caller = admission.policy, admission.caller
+        counter_take(
+            source=address_source(address), limit=source_hourly_limit(None, policy), now=now
         )
     except DatabaseError as error:
         # Nothing of the write has begun yet: whatever failed, nothing was saved.
         log.warning("post refused before its claim: %s", type(error).__name__)
         raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
-    return entry_post(
-        caller=admission.caller, request=request, route=route, now=now, policy=admission.policy
-    )
-
-
-def _admit(
-    *,
-    token: str | None,
-    address: str,
-    body: bytes | dict | None,
-    header_key: str | None,
-    admission: Admission | None,
-    now: datetime,
-) -> tuple[Admission, EntryRequest]:
-    """Step 1: token, then shape. Refusals write nothing but count against the address."""
-    if admission is None:
-        policy, caller = _admission_read(token, address)
-    else:
-        policy, caller = admission.policy, admission.caller
-    try:
-        if caller is None:
-            raise Unauthorized()
-        if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
-            raise Unauthorized("posting needs a bearer token on this server")
-        data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
-        request = parse_entry_request(data, header_key=header_key)
-    except BoardError:
-        counter_take(
-            source=address_source(address), limit=source_hourly_limit(None, policy), now=now
-        )
-        raise
-    return Admission(caller=caller, policy=policy), request
+    _caller_check(caller)
 
 
 def entry_post(
@@ -282,44 +298,101 @@ def entry_post(
     `policy` is the posting policy as the call arrived (read with the token by the
     wire adapters); read here when not given.
 
-    Statements on PostgreSQL for a new question (tests/board/test_statement_budget.py):
-    the counters (one autocommit statement that also looks for a committed receipt),
-    BEGIN, the claim, the entry with its receipt's result_id and attempt log, COMMIT;
-    with the adapter's read of token and policy, six. A replay: the counters, then one
-    autocommit statement that locks and counts the receipt, logs the attempt and reads
-    the entry. Exactly one durable commit either way; the counters never wait on one.
-    On SQLite the post's writes take their turn first (receipts/writer_turn.py).
+    Statements on PostgreSQL for a new question over HTTP
+    (tests/board/test_statement_budget.py): the counters (one autocommit statement that
+    also reads the token and the policy, and looks for a committed receipt), BEGIN, the
+    claim, the entry with its receipt's result_id and attempt log, COMMIT: five. A
+    replay: the counters, then one autocommit statement that locks and counts the
+    receipt, logs the attempt and reads the entry. Exactly one durable commit either way;
+    the counters never wait on one. A caller already known (MCP reads it for every
+    tool) adds its read. On SQLite the post's writes take their turn first
+    (receipts/writer_turn.py).
     """
     with writer_turn():
-        return _entry_post(caller=caller, request=request, route=route, now=now, policy=policy)
+        return _entry_post(
+            count=functools.partial(
+                _count_known, caller=caller, policy=policy, request=request, now=now
+            ),
+            request=request, route=route, now=now,
+        )
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """Step 2 done: who posts, the policy as the call arrived, and what was counted."""
+
+    caller: Caller
+    policy: PostingPolicy
+    taken: statements.Taken
+
+
+def _count_known(
+    *, caller: Caller, policy: PostingPolicy | None, request: EntryRequest, now: datetime
+) -> _Counted:
+    """Step 2, and step 5 provisionally (see board/statements.py): one statement."""
+    policy = policy or posting_policy_current()
+    taken = statements.counters_take(
+        source=caller.source,
+        source_limit=source_hourly_limit(caller, policy),
+        overall=OVERALL_SOURCE,
+        overall_limit=overall_hourly_limit(policy),
+        hour=_hour(now),
+        seen_sql=receipts.receipt_seen_sql(
+            operation=POST_ENTRY, request_id=request.request_id, scope_params=[caller.scope]
+        ),
+    )
+    return _Counted(caller=caller, policy=policy, taken=taken)
+
+
+def _count_presented(
+    *, token: str | None, address: str, request: EntryRequest, now: datetime
+) -> _Counted:
+    """Step 1's token check with step 2 (and 5, provisionally): on PostgreSQL in one
+    statement that reads the token and the policy as it counts; a refused caller is
+    counted against its address, then refused."""
+    if connection.vendor != "postgresql":
+        policy, caller = _admission_read(token, address)
+        try:
+            _caller_check(caller)
+        except Unauthorized:
+            counter_take(
+                source=address_source(address), limit=source_hourly_limit(None, policy), now=now
+            )
+            raise
+        return _count_known(caller=caller, policy=policy, request=request, now=now)
+    admitted = statements.posting_admit_count(
+        token_hash=None if token is None else _token_hash(token),
+        address_source=address_source(address),
+        anonymous_allowed=settings.SETTLE_ALLOW_ANONYMOUS,
+        anonymous_scope=ANONYMOUS_SCOPE,
+        source_default_limit=settings.SETTLE_SOURCE_HOURLY_LIMIT,
+        overall=OVERALL_SOURCE,
+        overall_default_limit=settings.SETTLE_OVERALL_HOURLY_LIMIT,
+        hour=_hour(now),
+        operation=POST_ENTRY,
+        request_id=request.request_id,
+    )
+    caller = _caller_check(_caller_of(admitted.token, token, address))
+    return _Counted(caller=caller, policy=admitted.policy, taken=admitted.taken)
 
 
 def _entry_post(
     *,
-    caller: Caller,
+    count: Callable[[], _Counted],
     request: EntryRequest,
     route: str,
     now: datetime,
-    policy: PostingPolicy | None,
 ) -> PostedEntry:
     try:
-        policy = policy or posting_policy_current()
-        identity = receipts.Identity(
-            scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
-        )
-        hour = _hour(now)
-        # Step 2, and step 5 provisionally (see board/statements.py): one statement.
-        taken = statements.counters_take(
-            source=caller.source,
-            source_limit=source_hourly_limit(caller, policy),
-            overall=OVERALL_SOURCE,
-            overall_limit=overall_hourly_limit(policy),
-            hour=hour,
-            seen_sql=receipts.receipt_seen_sql(identity),
-        )
+        counted = count()
     except DatabaseError as error:
         log.warning("post refused before its claim: %s", type(error).__name__)
         raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
+    caller, policy, taken = counted.caller, counted.policy, counted.taken
+    identity = receipts.Identity(
+        scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+    )
+    hour = _hour(now)
     overall = _OverallTake(taken=bool(taken.overall), refused=taken.overall is False)
     if not taken.source:
         # Every attempt counts, retries included; what this limit refuses does not.

@@ -184,13 +184,16 @@ def receipt_execute(
     return Settled(receipt=receipt, result=result, replayed=False)
 
 
-def receipt_seen_sql(identity: Identity) -> tuple[str, list]:
-    """`EXISTS (...)`: whether this identity has a committed receipt, as SQL a caller
-    may fold into a statement of its own (the board's rate-limit counters do)."""
+def receipt_seen_sql(
+    *, operation: str, request_id: uuid.UUID, scope_sql: str = "%s", scope_params: list
+) -> tuple[str, list]:
+    """`EXISTS (...)`: whether an identity has a committed receipt, as SQL a caller may
+    fold into a statement of its own (the board's rate-limit counters do). `scope_sql`
+    is the scope as an SQL expression, for a statement that learns the caller itself."""
     return (
-        f"EXISTS (SELECT 1 FROM {_RECEIPTS} WHERE scope = %s AND operation = %s "
+        f"EXISTS (SELECT 1 FROM {_RECEIPTS} WHERE scope = {scope_sql} AND operation = %s "
         f"AND request_id = %s)",
-        [identity.scope, identity.operation, _uuid_param(identity.request_id)],
+        [*scope_params, operation, _uuid_param(request_id)],
     )
 
 

@@ -51,6 +51,33 @@ def test_it_counts_shape_refusals_against_the_client_address(anonymous, settings
     assert counts()["receipts"] == 0
 
 
+def test_it_counts_unknown_token_refusals_against_the_client_address(anonymous, settings):
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 2
+    for _ in range(2):
+        refused = anonymous.post(question(), HTTP_AUTHORIZATION="Bearer not-a-token")
+        assert refused.status_code == 401
+
+    response = anonymous.post(question())
+
+    assert response.status_code == 429
+    assert counts()["receipts"] == 0
+
+
+def test_it_counts_posts_without_a_required_token_against_the_client_address(
+    anonymous, settings
+):
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 2
+    settings.SETTLE_ALLOW_ANONYMOUS = False
+    for _ in range(2):
+        assert anonymous.post(question()).status_code == 401
+    settings.SETTLE_ALLOW_ANONYMOUS = True
+
+    response = anonymous.post(question())
+
+    assert response.status_code == 429
+    assert counts()["receipts"] == 0
+
+
 # --- step 2 (source limit) before step 3 (the saved request) -----------------------------
 
 

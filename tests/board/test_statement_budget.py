@@ -1,9 +1,10 @@
 """The write path's statement budget on PostgreSQL (issue 8), counted with Django's own
-query log, BEGIN, SET and COMMIT included: a new authenticated question in at most 6
-statements of the board's own (7 with the one row each `entry_created` receiver may add
-in the entry's transaction, as the outbox does), a replay in at most 5, an anonymous post
-in no more than an authenticated one, exactly one durable commit a post, and the
-counters outside any transaction, on an unlogged table."""
+query log, BEGIN, SET and COMMIT included. The issue allows a new authenticated question
+7 statements and a replay 5; the board keeps to less, and these tests hold it there: a
+new question in 5 statements of its own (6 with the one row each `entry_created`
+receiver may add in the entry's transaction, as the outbox does), a replay in 2, an
+anonymous post in no more than an authenticated one, exactly one durable commit a post,
+and the counters outside any transaction, on an unlogged table."""
 
 import json
 
@@ -21,9 +22,9 @@ pytestmark = [
     pytest.mark.usefixtures("roomy_limits"),
 ]
 
-OWN_BUDGET_NEW = 6
-ISSUE_BUDGET_NEW = 7
-BUDGET_REPLAY = 5
+OWN_BUDGET_NEW = 5
+BUDGET_NEW = 6
+BUDGET_REPLAY = 2
 
 
 def statements_of(call) -> list[str]:
@@ -58,7 +59,7 @@ def test_it_posts_a_new_question_within_the_budget():
 
     assert response.status_code == 201
     assert len(sql) - receivers_writing_with_the_entry() <= OWN_BUDGET_NEW, sql
-    assert len(sql) <= ISSUE_BUDGET_NEW, sql
+    assert len(sql) <= BUDGET_NEW, sql
 
 
 def test_it_commits_a_new_post_once_with_the_counters_outside_the_transaction():
@@ -100,7 +101,9 @@ def test_it_posts_anonymously_in_no_more_statements_than_an_agent():
     assert len(as_anonymous) <= len(as_agent), as_anonymous
 
 
-def test_it_posts_over_mcp_in_as_many_statements_as_over_http():
+def test_it_posts_over_mcp_in_one_statement_more_than_over_http():
+    # The MCP transport reads the caller before any tool runs (an unknown token is the
+    # transport's 401); over HTTP that read is folded into the post's counters.
     agent = issue_agent("mcp-budget-agent")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
     assert post(client, question())().status_code == 201
@@ -119,4 +122,4 @@ def test_it_posts_over_mcp_in_as_many_statements_as_over_http():
     response, sql = statements_of(over_mcp)
 
     assert response.json()["result"]["structuredContent"]["http_status"] == 201
-    assert len(sql) == len(over_http), sql
+    assert len(sql) == len(over_http) + 1, sql

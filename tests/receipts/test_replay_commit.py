@@ -1,0 +1,61 @@
+"""On PostgreSQL a new post's commit waits for its WAL flush, and a replay's does not: a
+replay saves nothing new, only its bookkeeping (receipts/statements.py says why). Counted
+with the server's own WAL statistics, `pg_stat_wal.wal_sync`."""
+
+import pytest
+from django.db import connection
+
+from tests.conftest import counts, issue_agent, question
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("roomy_limits"),
+]
+
+POSTS = 20
+
+
+def wal_syncs() -> int:
+    """WAL flushes so far, this session's own included (reported when it goes idle)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT wal_sync FROM pg_stat_wal")
+        return cursor.fetchone()[0]
+
+
+def test_each_new_post_waits_for_its_wal_flush():
+    agent = issue_agent("durable-agent")
+    agent.post(question())
+    before = wal_syncs()
+
+    for _ in range(POSTS):
+        assert agent.post(question()).status_code == 201
+
+    assert wal_syncs() - before >= POSTS
+
+
+def test_a_replay_does_not_wait_for_a_wal_flush():
+    agent = issue_agent("replaying-agent")
+    payload = question()
+    assert agent.post(payload).status_code == 201
+    before = wal_syncs()
+
+    for _ in range(POSTS):
+        assert agent.post(payload).status_code == 200
+
+    # The WAL writer flushes on its own every 200 ms: a few, never one a replay.
+    assert wal_syncs() - before < POSTS / 2
+    assert counts()["entries"] == 1
+    assert agent.get(f"/api/v1/operations/{payload['request_id']}").json()["attempts"] == POSTS + 1
+
+
+def test_a_replay_leaves_the_sessions_commits_durable():
+    agent = issue_agent("replaying-agent")
+    payload = question()
+    agent.post(payload)
+    agent.post(payload)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
