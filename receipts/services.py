@@ -131,9 +131,11 @@ def receipt_execute(
         if settled is not None:
             return settled
     committing = False
+    engine = statements.for_connection()
+    result_id_sql = engine.result_id_at_claim(model) if effect is not None else None
     try:
         with transaction.atomic():
-            receipt = _claim(identity, digests, route, now, now + retention)
+            receipt = _claim(identity, digests, route, now, now + retention, result_id_sql)
             if receipt is None:
                 raise _ClaimLost()
             if before is not None:
@@ -145,7 +147,6 @@ def receipt_execute(
                     _refuse_if_tombstoned(identity, now)
                     raise
             if effect is not None:
-                engine = statements.for_connection()
                 result = engine.create_effect(identity, receipt, effect, route, now)
             else:
                 _refuse_if_tombstoned(identity, now)
@@ -203,8 +204,10 @@ def _claim(
     route: str,
     now: datetime,
     expires_at: datetime,
+    result_id_sql: str | None = None,
 ) -> Receipt | None:
-    """Insert the receipt; None when the identity already has one (committed by now)."""
+    """Insert the receipt; None when the identity already has one (committed by now).
+    `result_id_sql` reserves the effect's id with the claim (the engine's choice)."""
     receipt = Receipt(
         scope=identity.scope,
         operation=identity.operation,
@@ -227,7 +230,7 @@ def _claim(
     ]
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_CLAIM_SQL, params)
+            cursor.execute(_claim_sql(result_id_sql), params)
             row = cursor.fetchone()
     except DatabaseError as error:
         if _sqlstate(error) == LOCK_NOT_AVAILABLE:
@@ -235,7 +238,7 @@ def _claim(
         raise
     if row is None:
         return None
-    receipt.id = row[0]
+    receipt.id, receipt.result_id = row
     return receipt
 
 
@@ -249,12 +252,20 @@ _CLAIM_FIELDS = {
         "first_seen_at", "last_seen_at", "receipt_expires_at",
     )
 }
-# Built once at import; it used to be assembled (fields, quoting) on every request.
-_CLAIM_SQL = (
-    f"INSERT INTO {_RECEIPTS} ({', '.join(f.column for f in _CLAIM_FIELDS.values())}) "
-    f"VALUES ({', '.join(['%s'] * len(_CLAIM_FIELDS))}) "
-    f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id"
-)
+
+
+@functools.cache
+def _claim_sql(result_id_sql: str | None) -> str:
+    # Built once; it used to be assembled (fields, quoting) on every request.
+    columns = [f.column for f in _CLAIM_FIELDS.values()]
+    values = ["%s"] * len(_CLAIM_FIELDS)
+    if result_id_sql is not None:
+        columns.append("result_id")
+        values.append(result_id_sql)
+    return (
+        f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) VALUES ({', '.join(values)}) "
+        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id"
+    )
 
 
 def _uuid_param(value: uuid.UUID):

@@ -1,6 +1,6 @@
-"""On PostgreSQL a new post's commit waits for its WAL flush, and a replay's does not: a
-replay saves nothing new, only its bookkeeping (receipts/statements.py says why). Counted
-with the server's own WAL statistics, `pg_stat_wal.wal_sync`."""
+"""What a post costs PostgreSQL, counted with the server's own statistics: a new post's
+commit waits for its WAL flush and a replay's does not (a replay saves nothing new, only
+its bookkeeping: receipts/statements.py says why); a new post writes its receipt once."""
 
 import pytest
 from django.db import connection
@@ -16,12 +16,22 @@ pytestmark = [
 POSTS = 20
 
 
-def wal_syncs() -> int:
-    """WAL flushes so far, this session's own included (reported when it goes idle)."""
+def server_count(sql: str) -> int:
+    """A cumulative statistic, this session's own included (reported when it goes idle)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_force_next_flush()")
-        cursor.execute("SELECT wal_sync FROM pg_stat_wal")
+        cursor.execute(sql)
         return cursor.fetchone()[0]
+
+
+def wal_syncs() -> int:
+    return server_count("SELECT wal_sync FROM pg_stat_wal")
+
+
+def receipt_updates() -> int:
+    return server_count(
+        "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'receipts_receipt'"
+    )
 
 
 def test_each_new_post_waits_for_its_wal_flush():
@@ -59,3 +69,15 @@ def test_a_replay_leaves_the_sessions_commits_durable():
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
+
+
+def test_a_new_post_writes_its_receipt_once():
+    agent = issue_agent("writing-agent")
+    agent.post(question())
+    before = receipt_updates()
+
+    for _ in range(POSTS):
+        assert agent.post(question()).status_code == 201
+
+    assert receipt_updates() == before
+    assert counts()["receipts"] == POSTS + 1
