@@ -9,7 +9,8 @@ import hashlib
 import logging
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -230,16 +231,22 @@ def entry_post_received(
     admission: Admission | None = None,
 ) -> PostedEntry:
     """A post as it comes off the wire (HTTP body bytes, MCP arguments): step 1, then
-    steps 2 to 7. `admission` is the caller and policy a transport already read; without
-    it, the token is read in the same statement as the counters (`_count_presented`)."""
+    steps 2 to 7. `admission` is the caller and policy a transport already read. Without
+    it, PostgreSQL reads the token in the same statement as the counters
+    (`_count_presented`); SQLite reads it first, outside the post's writer turn."""
     now = now or timezone.now()
+    if admission is None and connection.vendor != "postgresql":
+        admission = _admission_checked(token=token, address=address, now=now)
     try:
         if admission is not None:
             _caller_check(admission.caller)
         data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
         request = parse_entry_request(data, header_key=header_key)
     except BoardError:
-        _step_one_refused(token=token, address=address, admission=admission, now=now)
+        # Step 1 judges the token before the shape: a bad token is `401` whatever the body.
+        if admission is None:
+            admission = _admission_checked(token=token, address=address, now=now)
+        _refusal_count(address=address, policy=admission.policy, now=now)
         raise
     if admission is not None:
         return entry_post(
@@ -255,6 +262,17 @@ def entry_post_received(
         )
 
 
+@contextmanager
+def _nothing_saved_yet() -> Iterator[None]:
+    """Around what runs before the claim: a database error there means nothing of the
+    write began, so nothing was saved (`not_committed`)."""
+    try:
+        yield
+    except DatabaseError as error:
+        log.warning("post refused before its claim: %s", type(error).__name__)
+        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
+
+
 def _caller_check(caller: Caller | None) -> Caller:
     """Step 1's token check: an unknown or revoked token, or none where anonymous posting
     is off, is refused."""
@@ -265,24 +283,24 @@ def _caller_check(caller: Caller | None) -> Caller:
     return caller
 
 
-def _step_one_refused(
-    *, token: str | None, address: str, admission: Admission | None, now: datetime
-) -> None:
-    """A body step 1 refuses: the token is judged first (so a bad token is `401` whatever
-    the body), and either refusal writes nothing but its count against the address."""
+def _admission_checked(*, token: str | None, address: str, now: datetime) -> Admission:
+    """The caller and policy, read on their own; a caller step 1 refuses is counted
+    against its address, then refused."""
+    with _nothing_saved_yet():
+        policy, caller = _admission_read(token, address)
     try:
-        if admission is None:
-            policy, caller = _admission_read(token, address)
-        else:
-            policy, caller = admission.policy, admission.caller
+        return Admission(caller=_caller_check(caller), policy=policy)
+    except Unauthorized:
+        _refusal_count(address=address, policy=policy, now=now)
+        raise
+
+
+def _refusal_count(*, address: str, policy: PostingPolicy, now: datetime) -> None:
+    """Step 1's refusals write nothing but their count, against the client's address."""
+    with _nothing_saved_yet():
         counter_take(
             source=address_source(address), limit=source_hourly_limit(None, policy), now=now
         )
-    except DatabaseError as error:
-        # Nothing of the write has begun yet: whatever failed, nothing was saved.
-        log.warning("post refused before its claim: %s", type(error).__name__)
-        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
-    _caller_check(caller)
 
 
 def entry_post(
@@ -347,19 +365,9 @@ def _count_known(
 def _count_presented(
     *, token: str | None, address: str, request: EntryRequest, now: datetime
 ) -> _Counted:
-    """Step 1's token check with step 2 (and 5, provisionally): on PostgreSQL in one
-    statement that reads the token and the policy as it counts; a refused caller is
+    """Step 1's token check with step 2 (and 5, provisionally), on PostgreSQL: one
+    statement reads the token and the policy as it counts; a caller step 1 refuses is
     counted against its address, then refused."""
-    if connection.vendor != "postgresql":
-        policy, caller = _admission_read(token, address)
-        try:
-            _caller_check(caller)
-        except Unauthorized:
-            counter_take(
-                source=address_source(address), limit=source_hourly_limit(None, policy), now=now
-            )
-            raise
-        return _count_known(caller=caller, policy=policy, request=request, now=now)
     admitted = statements.posting_admit_count(
         token_hash=None if token is None else _token_hash(token),
         address_source=address_source(address),
@@ -383,11 +391,8 @@ def _entry_post(
     route: str,
     now: datetime,
 ) -> PostedEntry:
-    try:
+    with _nothing_saved_yet():
         counted = count()
-    except DatabaseError as error:
-        log.warning("post refused before its claim: %s", type(error).__name__)
-        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
     caller, policy, taken = counted.caller, counted.policy, counted.taken
     identity = receipts.Identity(
         scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
