@@ -434,7 +434,11 @@ def _entry_post(
             route=route,
             now=now,
             retention=settings.SETTLE_ENTRY_RETENTION,
-            effect=receipts.Effect(model=Entry, values=_entry_values(request, caller, route, now)),
+            effect=receipts.Effect(
+                model=Entry,
+                values=_entry_values(request, caller, route, now),
+                companions=functools.partial(_entry_companions, now),
+            ),
             before=before,
             after=after,
             seen=taken.seen,
@@ -446,6 +450,12 @@ def _entry_post(
         overall.give_back(hour)
     _token_touch(caller, now)
     return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
+
+
+def _entry_companions(now: datetime) -> list[receipts.Companion]:
+    """What other apps write with a new entry (the outbox), asked for as it is made."""
+    answers = signals.entry_companions.send(sender=Entry, now=now)
+    return [companion for _, companion in answers if companion is not None]
 
 
 @dataclass

@@ -7,6 +7,12 @@ sends these signals inside that transaction; receivers connect in their app's `r
 
 from django.dispatch import Signal
 
+# Sent inside the transaction that creates a new entry (a 201, never a replay), as its
+# row is about to be written: each receiver returns a `receipts.services.Companion`, rows
+# written with the entry (in the entry's own statement on PostgreSQL), or None. This is
+# how the outbox's deliveries commit with their entry. Keyword arguments: `now`.
+entry_companions = Signal()
+
 # Sent inside the transaction that creates a new entry (a 201, never a replay), after the
 # entry row is written. Keyword arguments: `entry`, `now`.
 entry_created = Signal()

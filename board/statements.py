@@ -4,8 +4,9 @@ Why plain SQL here: a profile of new posts (cProfile through the WSGI stack, 300
 on PostgreSQL, tests/bench/profile_post.py) put about half the time in waiting on 13
 round trips, and 12% in the ORM compiling the same few statements afresh (`as_sql`);
 7,540 Python calls a post. With these statements and the engine's (receipts/services.py):
-6 round trips, 2,840 calls, no compilation. Each function below is one statement,
-written once, with parameters, and says what it replaced.
+6 round trips, 2,840 calls, no compilation; 5 round trips since the token read joined
+the counters (`posting_admit_count`). Each function below is one statement, written
+once, with parameters, and says what it replaced.
 
 On the rate-limit counters (SPEC 5.1 steps 2 and 5), PostgreSQL: `board_hourlycounter`
 is an UNLOGGED table (migration 0002). A transaction that writes only unlogged tables

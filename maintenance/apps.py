@@ -11,5 +11,5 @@ class MaintenanceConfig(AppConfig):
         from board import signals
         from maintenance import outbox
 
-        signals.entry_created.connect(outbox.on_entry_created, dispatch_uid="outbox-created")
+        signals.entry_companions.connect(outbox.outbox_companion, dispatch_uid="outbox-created")
         signals.entry_deleted.connect(outbox.on_entry_deleted, dispatch_uid="outbox-deleted")

@@ -8,10 +8,11 @@ request may have landed when its answer was lost. The mechanism is built so that
 such moment leaves a row someone can inspect, and so that nothing claims more than it
 knows.
 
-* **Outbox in the entry's transaction.** `board` sends `entry_created` inside the
-  transaction that creates an entry (a replay sends nothing); the receiver here writes
-  one `Delivery` per enabled endpoint with one `INSERT ... SELECT`, so the entry and its
-  deliveries commit together or not at all. The send task is queued on commit, and a
+* **Outbox in the entry's transaction.** `board` asks for `entry_companions` inside the
+  transaction that creates an entry (a replay asks nothing); the receiver here answers
+  with one `INSERT ... SELECT` of a `Delivery` per enabled endpoint, which the engine
+  runs in the entry's own statement on PostgreSQL, so the entry and its deliveries
+  commit together or not at all, in no extra round trip. The send task is queued on commit, and a
   broker outage only costs a log line: the minute sweep finds what is due.
 * **Intent before the side effect.** An attempt first wins a compare-and-set from
   `accepted` to `running` (writing its own attempt id and a lease ending at database
@@ -33,6 +34,7 @@ The request itself (address rules, signing, the watchdog) is `maintenance.webhoo
 operator actions are `maintenance.deliveries`; reads are `maintenance.selectors`.
 """
 
+import functools
 import json
 import logging
 import random
@@ -51,6 +53,7 @@ from board.schemas import public_entry_object, timestamp
 from maintenance import webhooks
 from maintenance.doorbell import Doorbell
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
+from receipts.services import Companion
 
 log = logging.getLogger(__name__)
 
@@ -85,47 +88,54 @@ _SQLITE_UUID4 = (
 )
 
 
-def outbox_write(*, entry_id: int, now: datetime) -> list[uuid.UUID]:
-    """Write one accepted delivery per enabled endpoint for a new entry; return their ids.
-
-    One `INSERT ... SELECT` (the write path's query budget allows one statement): the
-    ORM would read the endpoints first and then insert, two round trips per post.
-    """
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
-    new_id = "gen_random_uuid()" if connection.vendor == "postgresql" else _SQLITE_UUID4
+def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
+    """`board.signals.entry_companions`: one accepted delivery per enabled endpoint,
+    written with the new entry (in the entry's own statement on PostgreSQL: the issue's
+    budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
+    rung for on commit; the doorbell publishes it with others' within milliseconds."""
     field = Delivery._meta.get_field
+    first = _jittered(_schedule()[0])
 
-    def moment(name: str, value: datetime):
-        return field(name).get_db_prep_save(value, connection)
+    def made(ids: list) -> None:
+        if ids:
+            ids = [uuid.UUID(str(value)) for value in ids]
+            transaction.on_commit(lambda: doorbell.ring(ids, delay=first))
 
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (id, endpoint_id, entry_id, state, attempts, unanswered, "
-            f"lookup_due, note, next_attempt_at, deadline_at, created_at) "
-            f"SELECT {new_id}, id, %s, %s, 0, %s, %s, '', %s, %s, %s "
-            f"FROM {endpoints} WHERE enabled = %s RETURNING id",
-            [
-                entry_id,
-                S.ACCEPTED.value,
-                False,
-                False,
-                moment("next_attempt_at", now + _schedule()[0]),
-                moment("deadline_at", now + settings.SETTLE_DELIVERY_DEADLINE),
-                moment("created_at", now),
-                True,
-            ],
-        )
-        return [uuid.UUID(str(row[0])) for row in cursor.fetchall()]
+    return Companion(
+        table=connection.ops.quote_name(Delivery._meta.db_table),
+        columns=_OUTBOX_COLUMNS,
+        link="entry_id",
+        rows_sql=_outbox_rows_sql(connection.vendor),
+        params=(
+            S.ACCEPTED.value,
+            False,
+            False,
+            field("next_attempt_at").get_db_prep_save(now + _schedule()[0], connection),
+            field("deadline_at").get_db_prep_save(
+                now + settings.SETTLE_DELIVERY_DEADLINE, connection
+            ),
+            field("created_at").get_db_prep_save(now, connection),
+            True,
+        ),
+        returning="id",
+        made=made,
+    )
 
 
-def on_entry_created(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
-    """`board.signals.entry_created`: inside the entry's transaction. The send is rung
-    for on commit; the doorbell publishes it with others' within milliseconds."""
-    ids = outbox_write(entry_id=entry.pk, now=now)
-    if ids:
-        first = _jittered(_schedule()[0])
-        transaction.on_commit(lambda: doorbell.ring(ids, delay=first))
+_OUTBOX_COLUMNS = (
+    "id", "endpoint_id", "state", "attempts", "unanswered", "lookup_due", "note",
+    "next_attempt_at", "deadline_at", "created_at",
+)
+
+
+@functools.cache
+def _outbox_rows_sql(vendor: str) -> str:
+    new_id = "gen_random_uuid()" if vendor == "postgresql" else _SQLITE_UUID4
+    endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
+    return (
+        f"SELECT {new_id}, id, %s, 0, %s, %s, '', %s, %s, %s "
+        f"FROM {endpoints} WHERE enabled = %s"
+    )
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:

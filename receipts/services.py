@@ -31,7 +31,7 @@ import functools
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -91,12 +91,36 @@ class Settled:
 
 
 @dataclass(frozen=True)
+class Companion:
+    """Rows another app writes with an effect, linked to it by the effect's id:
+    `INSERT INTO table (columns..., link) SELECT <rows_sql's columns>, <the new id>`.
+    On PostgreSQL they are written in the effect's own statement (a round trip fewer on
+    every post that has them); on SQLite in a statement right after it. `made` is called
+    inside the transaction with the `returning` column of the rows written."""
+
+    table: str
+    columns: tuple[str, ...]
+    link: str
+    rows_sql: str
+    params: tuple
+    returning: str
+    made: Callable[[list], None]
+
+    @property
+    def shape(self) -> tuple:
+        """What the statement's text depends on (its parameters aside)."""
+        return (self.table, self.columns, self.link, self.rows_sql, self.returning)
+
+
+@dataclass(frozen=True)
 class Effect:
     """The one row a write creates, as field values. Handed to the engine so that on
-    PostgreSQL it is written in the same statement as the receipt's bookkeeping."""
+    PostgreSQL it is written in the same statement as the receipt's bookkeeping.
+    `companions` is asked for only when the row is made (never for a replay)."""
 
     model: type[Model]
     values: Mapping[str, object]
+    companions: Callable[[], Sequence[Companion]] | None = None
 
 
 class _ClaimLost(Exception):

@@ -152,31 +152,49 @@ class PostgreSQL:
     def create_effect(self, identity, receipt, effect, route, now):
         # One statement after the claim: the tombstone read (a statement of its own after
         # the claim, so it sees what a purge the claim waited for committed), the row
-        # with the id its receipt reserved (only when no tombstone) and the attempt log.
-        # It replaces four ORM statements.
+        # with the id its receipt reserved (only when no tombstone), the attempt log and
+        # the effect's companions (receipts.services.Companion). It replaces four ORM
+        # statements, and one more a companion.
         model = effect.model
         names = tuple(effect.values)
+        companions = tuple(effect.companions()) if effect.companions else ()
         params = [
             identity.key, now.astimezone(UTC).date(), receipt.result_id,
             *_adapted(effect.values[name] for name in names),
             identity.key, receipt.pk, route, Attempt.Outcome.CREATED.value, now,
         ]
+        for companion in companions:
+            params.extend(companion.params)
+        sql = self._effect_sql(model, names, tuple(c.shape for c in companions))
         with connection.cursor() as cursor:
-            cursor.execute(self._effect_sql(model, names), params)
-            made, reason = cursor.fetchone()
+            cursor.execute(sql, params)
+            made, reason, *returned = cursor.fetchone()
         if made is None:
             raise tombstone_error(reason)
+        for companion, values in zip(companions, returned, strict=True):
+            companion.made(list(values))
         return model(pk=made, **effect.values)
 
     @staticmethod
     @functools.cache
-    def _effect_sql(model, names: tuple[str, ...]) -> str:
-        # Built once per model and set of fields: the fields' db_type, asked afresh for
-        # every post, was a tenth of a new post's Python time (py-spy --gil).
+    def _effect_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...]) -> str:
+        # Built once per model, set of fields and companions: the fields' db_type, asked
+        # afresh for every post, was a tenth of a new post's Python time (py-spy --gil).
         fields = [model._meta.pk, *(model._meta.get_field(name) for name in names)]
         columns = ", ".join(f.column for f in fields)
         # Typed placeholders: an INSERT ... SELECT does not infer a NULL's type.
         typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields)
+        also = "".join(
+            f"""), also_{n} AS (
+                INSERT INTO {table} ({", ".join(cols)}, {link})
+                SELECT companion.*, made.id FROM ({rows_sql}) AS companion CROSS JOIN made
+                RETURNING {returning}"""
+            for n, (table, cols, link, rows_sql, returning) in enumerate(companions)
+        )
+        returned = "".join(
+            f", ARRAY(SELECT {returning} FROM also_{n})"
+            for n, (_, _, _, _, returning) in enumerate(companions)
+        )
         return f"""
             WITH tomb AS (
                 SELECT reason FROM {Tombstone._meta.db_table}
@@ -189,8 +207,8 @@ class PostgreSQL:
             ), logged AS (
                 INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
                 SELECT %s, %s, %s, %s, '', %s FROM made
-            )
-            SELECT (SELECT id FROM made), (SELECT reason FROM tomb)
+            {also})
+            SELECT (SELECT id FROM made), (SELECT reason FROM tomb){returned}
         """
 
 
@@ -248,6 +266,15 @@ class SQLite:
             cursor.execute(f"UPDATE {_RECEIPTS} SET result_id = %s WHERE id = %s",
                            [made, receipt.pk])
             _log_attempt(cursor, identity, receipt.pk, route, Attempt.Outcome.CREATED, now)
+            for companion in effect.companions() if effect.companions else ():
+                cursor.execute(
+                    f"INSERT INTO {companion.table} ({', '.join(companion.columns)}, "
+                    f"{companion.link}) SELECT companion.*, %s "
+                    f"FROM ({companion.rows_sql}) AS companion "
+                    f"RETURNING {companion.returning}",
+                    [made, *companion.params],
+                )
+                companion.made([row[0] for row in cursor.fetchall()])
         return model(pk=made, **effect.values)
 
 
