@@ -319,11 +319,12 @@ def entry_post(
     Statements on PostgreSQL for a new question over HTTP
     (tests/board/test_statement_budget.py): the counters (one autocommit statement that
     also reads the token and the policy, and looks for a committed receipt), BEGIN, the
-    claim, the entry with its receipt's result_id and attempt log, COMMIT: five. A
-    replay: the counters, then one autocommit statement that locks and counts the
-    receipt, logs the attempt and reads the entry. Exactly one durable commit either way;
-    the counters never wait on one. A caller already known (MCP reads it for every
-    tool) adds its read. On SQLite the post's writes take their turn first
+    claim (which reserves the entry's id), the entry with its attempt log and the outbox's
+    rows, COMMIT: five. A replay: the counters, then one autocommit statement that locks
+    and counts the receipt, logs the attempt and reads the entry. A new post makes
+    exactly one durable commit; a replay and the counters make none that waits for the
+    WAL flush (receipts.statements.no_flush_wait). A caller already known (MCP reads it
+    for every tool) adds its read. On SQLite the post's writes take their turn first
     (receipts/writer_turn.py).
     """
     with writer_turn():

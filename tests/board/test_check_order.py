@@ -51,31 +51,40 @@ def test_it_counts_shape_refusals_against_the_client_address(anonymous, settings
     assert counts()["receipts"] == 0
 
 
-def test_it_counts_unknown_token_refusals_against_the_client_address(anonymous, settings):
-    settings.SETTLE_SOURCE_HOURLY_LIMIT = 2
+def console_source_limit(settings, limit: int) -> None:
+    # The environment's limit far away: a refused caller is counted under the console's.
+    settings.SETTLE_SOURCE_HOURLY_LIMIT = 100
+    moderation.posting_set_limits(
+        actor="test", source_hourly_limit=limit, overall_hourly_limit=None
+    )
+
+
+def test_it_counts_each_unknown_token_refusal_once_against_the_client_address(
+    anonymous, settings
+):
+    console_source_limit(settings, 3)
     for _ in range(2):
         refused = anonymous.post(question(), HTTP_AUTHORIZATION="Bearer not-a-token")
         assert refused.status_code == 401
 
-    response = anonymous.post(question())
+    # then: one slot is left of three, so each refusal counted once
+    assert anonymous.post(question()).status_code == 201
+    assert anonymous.post(question()).status_code == 429
+    assert counts()["receipts"] == 1
 
-    assert response.status_code == 429
-    assert counts()["receipts"] == 0
 
-
-def test_it_counts_posts_without_a_required_token_against_the_client_address(
+def test_it_counts_each_post_without_a_required_token_once_against_the_client_address(
     anonymous, settings
 ):
-    settings.SETTLE_SOURCE_HOURLY_LIMIT = 2
+    console_source_limit(settings, 3)
     settings.SETTLE_ALLOW_ANONYMOUS = False
     for _ in range(2):
         assert anonymous.post(question()).status_code == 401
     settings.SETTLE_ALLOW_ANONYMOUS = True
 
-    response = anonymous.post(question())
-
-    assert response.status_code == 429
-    assert counts()["receipts"] == 0
+    assert anonymous.post(question()).status_code == 201
+    assert anonymous.post(question()).status_code == 429
+    assert counts()["receipts"] == 1
 
 
 # --- step 2 (source limit) before step 3 (the saved request) -----------------------------

@@ -4,7 +4,7 @@ query log, BEGIN, SET and COMMIT included. The issue allows a new authenticated 
 new question in 5 statements of its own (the outbox writes in the entry's own statement:
 tests/maintenance/test_deliveries_outbox.py; a receiver of `entry_created` may add its
 own), a replay in 2, an anonymous post in no more than an authenticated one, exactly one
-durable commit a post, and the counters outside any transaction, on an unlogged
+durable commit a new post, and the counters outside any transaction, on an unlogged
 table."""
 
 import json

@@ -5,18 +5,25 @@ a broker outage never fails a post."""
 import json
 import logging
 import os
+import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from board import services as board
+from board.callers import ANONYMOUS_SCOPE
 from board.celery import app
 from maintenance import deliveries, outbox
 from maintenance.models import Delivery
 from moderation import services as moderation
-from tests.conftest import issue_agent, question
+from receipts.exceptions import RequestExpired
+from receipts.fingerprint import identity_key
+from receipts.models import Tombstone
+from tests.conftest import counts, issue_agent, question
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
@@ -49,6 +56,26 @@ def test_a_new_entry_writes_one_delivery_per_enabled_endpoint_in_one_statement()
     assert {row.state for row in rows} == {"accepted"}
     assert len({row.pk for row in rows}) == 2
     assert all(row.pk.version == 4 for row in rows)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_post_refused_by_a_tombstone_writes_no_delivery():
+    # given: an enabled endpoint, and the tombstone a purge left for this request_id
+    _endpoint("first")
+    payload = question()
+    key = identity_key(
+        scope=ANONYMOUS_SCOPE, operation=board.POST_ENTRY,
+        request_id=uuid.UUID(payload["request_id"]),
+    )
+    Tombstone.objects.create(
+        key=key, reason=Tombstone.Reason.EXPIRED, expires_at=timezone.now() + timedelta(days=1)
+    )
+
+    with pytest.raises(RequestExpired):
+        board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
+
+    assert counts()["entries"] == 0
+    assert Delivery.objects.count() == 0
 
 
 @pytest.mark.django_db(transaction=True)
