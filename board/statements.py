@@ -109,10 +109,7 @@ def counters_take(
     seen_condition, seen_params = seen_sql
     hour_param = connection.ops.adapt_datetimefield_value(hour)
     limit_case = f"CASE WHEN c.source = %s THEN {int(overall_limit)} ELSE {int(source_limit)} END"
-    upsert = (
-        f" ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
-        f"WHERE c.count < {limit_case} RETURNING source"
-    )
+    upsert = f" {_counted_within(limit_case)} RETURNING source"
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
@@ -198,6 +195,10 @@ def posting_admit_count(
         scope_params=[anonymous_scope],
     )
     anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
+    within_limit = _counted_within(
+        "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
+        "ELSE caller.overall_limit END FROM caller)"
+    )
     sql = f"""
         WITH {no_flush_wait()}, presented AS (
             SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
@@ -225,12 +226,7 @@ def posting_admit_count(
                 (%s, caller.overall_limit)) AS wanted (source, lim)
             WHERE wanted.lim > 0
                 AND (wanted.source = caller.source OR (caller.admitted AND NOT caller.seen))
-            ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1
-            WHERE c.count < (
-                SELECT CASE WHEN c.source = caller.source THEN caller.source_limit
-                    ELSE caller.overall_limit END
-                FROM caller
-            )
+            {within_limit}
             RETURNING c.source
         )
         SELECT paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id,
@@ -258,6 +254,15 @@ def posting_admit_count(
     )
 
 
+def _counted_within(limit_sql: str) -> str:
+    """The conditional upsert every counter write ends with (the table aliased `c`): one
+    more, unless the count has reached `limit_sql`; a refused take is not counted."""
+    return (
+        f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
+        f"WHERE c.count < {limit_sql}"
+    )
+
+
 def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     """Count one for `source` this hour unless that would pass `limit` (one upsert)."""
     if limit <= 0:
@@ -265,8 +270,7 @@ def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {_COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
-            f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
-            f"WHERE c.count < %s RETURNING count",
+            f"{_counted_within('%s')} RETURNING count",
             [source, connection.ops.adapt_datetimefield_value(hour), limit],
         )
         return cursor.fetchone() is not None

@@ -12,8 +12,8 @@ knows.
   transaction that creates an entry (a replay asks nothing); the receiver here answers
   with one `INSERT ... SELECT` of a `Delivery` per enabled endpoint, which the engine
   runs in the entry's own statement on PostgreSQL, so the entry and its deliveries
-  commit together or not at all, in no extra round trip. The send task is queued on commit, and a
-  broker outage only costs a log line: the minute sweep finds what is due.
+  commit together or not at all, in no extra round trip. The send task is queued on
+  commit, and a broker outage only costs a log line: the minute sweep finds what is due.
 * **Intent before the side effect.** An attempt first wins a compare-and-set from
   `accepted` to `running` (writing its own attempt id and a lease ending at database
   time now + timeout + margin) and inserts its attempt row, in one short transaction;
