@@ -29,6 +29,7 @@ after counts as left, because an error then cannot tell.
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import threading
@@ -247,7 +248,7 @@ def _send(
         response.read(BODY_READ_LIMIT)  # discarded: evidence never keeps a body
     except (OSError, http.client.HTTPException):
         pass  # the status already answered; a slow or broken body changes nothing
-    return response.status, _retry_after(response.getheader("Retry-After"))
+    return response.status, retry_after_seconds(response.getheader("Retry-After"))
 
 
 def _error_class(error: Exception, deadline: float) -> str:
@@ -264,20 +265,36 @@ def _error_class(error: Exception, deadline: float) -> str:
     return "send_error"
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from `Retry-After` (delta-seconds or an HTTP date); None when absent or bad."""
-    if not value:
+# A Retry-After longer than this (a year) is no schedule anyone means: it is capped, so
+# arithmetic on it can never overflow; it reaches past any deadline all the same.
+RETRY_AFTER_CAP = 366 * 24 * 3600.0
+_DELTA_SECONDS = re.compile(r"[0-9]{1,32}")
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds asked for by a `Retry-After` (delta-seconds or an HTTP date), read as the
+    untrusted input it is: never raises; None when absent, negative, non-ASCII or garbage;
+    capped at RETRY_AFTER_CAP. A date in the past means "now" (0)."""
+    if not value or not isinstance(value, str):
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
+    value = value.strip(" \t")
+    if not value or not value.isascii():
+        return None
+    if _DELTA_SECONDS.fullmatch(value):  # ASCII digits only: str.isdigit accepts "²"
+        return min(float(int(value)), RETRY_AFTER_CAP)
+    if len(value) > 64:
+        return None
     try:
         moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if moment is None or moment.tzinfo is None:
         return None
-    return max((moment - datetime.now(UTC)).total_seconds(), 0.0)
+    try:
+        seconds = (moment - (now or datetime.now(UTC))).total_seconds()
+    except OverflowError:
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
 
 
 # --- Signing ----------------------------------------------------------------------------
