@@ -307,6 +307,10 @@ def _kind_of(answer: webhooks.Answer) -> str:
     return "retry"
 
 
+# What an attempt came to when its answer could not be used (or handling it failed).
+UNUSABLE = webhooks.Answer(
+    status_code=None, error="internal_error", request_left=True, duration_ms=0
+)
 LEASE_ENDED = webhooks.Answer(
     status_code=None, error="lease_ended", request_left=True, duration_ms=0
 )
@@ -459,9 +463,17 @@ def attempt_make(delivery: Delivery, *, kind: str, timeout: timedelta, count: bo
         # know the request may have left: settle it as "left, no answer" now.
         log.error("delivery %s attempt failed unexpectedly: %s", claim.delivery_id,
                   type(error).__name__)
-        answer = webhooks.Answer(status_code=None, error="internal_error",
-                                 request_left=True, duration_ms=0)
-    return _settle(claim.delivery_id, claim.attempt_id, kind, answer)
+        answer = UNUSABLE
+    try:
+        return _settle(claim.delivery_id, claim.attempt_id, kind, answer)
+    except Exception as error:
+        # Settling what came back failed (an answer nothing foresaw, a bug): the attempt
+        # is still settled, as "the request left, no usable answer", never left running.
+        log.error("delivery %s attempt not settled as answered: %s", claim.delivery_id,
+                  type(error).__name__)
+        if answer is UNUSABLE:
+            raise
+        return _settle(claim.delivery_id, claim.attempt_id, kind, UNUSABLE)
 
 
 # --- What the send task and the sweep do ------------------------------------------------
@@ -583,9 +595,18 @@ def deliveries_sweep(*, now: datetime | None = None, inline: bool = False) -> di
     }
     due = deliveries_due(now=now)
     if inline:
+        failed = 0
         for delivery_id in due:
-            delivery_run(delivery_id=delivery_id)
-        counts["sent"] = len(due)
+            try:
+                delivery_run(delivery_id=delivery_id)
+            except Exception as error:
+                # One delivery's trouble never stops the others: its attempt, if one was
+                # claimed, was settled by attempt_make, or its lease ends in the sweep.
+                failed += 1
+                log.error("delivery %s not handled: %s", delivery_id, type(error).__name__)
+        counts["sent"] = len(due) - failed
+        if failed:
+            counts["errors"] = failed
     else:
         counts["queued"] = sum(deliveries_enqueue([pk]) for pk in due)
     return counts

@@ -129,6 +129,12 @@ def request(
     )
 
 
+def sendable(text: str) -> bool:
+    """Whether a URL part can go on the request line as it is: printable ASCII, no space
+    (no control character, DEL included)."""
+    return all(33 <= ord(char) <= 126 for char in text)
+
+
 def _remaining(deadline: float) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
@@ -148,6 +154,9 @@ def _exchange(
     except ValueError:
         raise _Refused("bad_url", left=False) from None
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if not sendable(target):
+        # http.client would refuse it (or raise) while writing: nothing has left yet.
+        raise _Refused("bad_url", left=False)
 
     addresses = _resolve(host, port, deadline, resolve)
     if not allow_private and not all(address_is_public(sockaddr[0]) for *_, sockaddr in addresses):
