@@ -41,6 +41,7 @@ import random
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -277,6 +278,23 @@ def _claim(
     )
 
 
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def allowance_covers(endpoint: Endpoint, url: str) -> bool:
+    """Whether the endpoint's private-address allowance lifts the address rule for `url`:
+    only for the one host it was given for, the endpoint URL's host, whatever the port.
+    A lookup URL on any other host is vetted as if there were no allowance."""
+    if not endpoint.allow_private:
+        return False
+    host = host_of(url)
+    return bool(host) and host == host_of(endpoint.url)
+
+
 def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.Answer:
     now = timezone.now()
     lookup = claim.kind in (K.LOOKUP, K.RECONCILE)
@@ -291,7 +309,7 @@ def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.A
         headers.pop("Content-Type")
     return webhooks.request(
         method="GET" if lookup else "POST", url=url, headers=headers, body=payload,
-        timeout=claim.timeout, allow_private=endpoint.allow_private,
+        timeout=claim.timeout, allow_private=allowance_covers(endpoint, url),
     )
 
 

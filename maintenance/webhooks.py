@@ -122,6 +122,9 @@ def request(
         )
     except _Refused as refused:
         error, left = refused.error, refused.left
+    except Exception:
+        # Nothing foreseen: whether the request left cannot be told, so it counts as left.
+        error, left = "send_error", True
     duration_ms = int((time.monotonic() - started) * 1000)
     return Answer(
         status_code=status, error=error, request_left=left if status is None else True,
@@ -149,6 +152,8 @@ def _exchange(
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
         raise _Refused("bad_url", left=False)
     host = parts.hostname
+    if not sendable(host):
+        raise _Refused("bad_url", left=False)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
