@@ -17,6 +17,7 @@ this module is a small vetted connection on the standard library:
    certificate against the URL's host name (SNI), and `Host` is the URL's host.
 4. **A watchdog** shuts the socket down when the budget ends, so a server dripping bytes
    cannot stretch an attempt; every socket call also times out at what is left.
+   The authorities are the system's plus SETTLE_DELIVERY_CA_FILE's (`tls_context`).
 5. **No redirects, proxies or `.netrc`**: `http.client` has none of them. One request,
    one answer: there is no retry here (the only retry layer is `maintenance.outbox`).
 6. **Evidence, not content**: the status code, `Retry-After`, and an error *class*; the
@@ -27,6 +28,7 @@ attempt stopped before any byte was written (address rule, DNS, connect, TLS). A
 after counts as left, because an error then cannot tell.
 """
 
+import functools
 import http.client
 import ipaddress
 import re
@@ -83,7 +85,8 @@ class Answer:
 
     status_code: int | None
     # An error class, or "" when an answer came: address_refused, dns_error, dns_timeout,
-    # connect_error, connect_timeout, tls_error, timeout, connection_reset,
+    # connect_error, connect_timeout, tls_untrusted, tls_name_mismatch,
+    # tls_handshake, bad_url, timeout, connection_reset,
     # connection_closed, bad_response, send_error.
     error: str
     request_left: bool
@@ -220,15 +223,43 @@ def _connect(addresses: list, deadline: float) -> socket.socket:
     raise _Refused(error, left=False)
 
 
-def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
+@functools.cache
+def tls_context(ca_file: str = "") -> ssl.SSLContext:
+    """The system's authorities, plus those in `ca_file` (SETTLE_DELIVERY_CA_FILE): built
+    once per process and file, since loading a store costs milliseconds per attempt."""
     context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    return context
+
+
+# OpenSSL's verify results that mean "the name is not the one the certificate names".
+_NAME_MISMATCH = {62, 63, 64}  # X509_V_ERR_HOSTNAME_MISMATCH, _EMAIL_, _IP_ADDRESS_
+
+
+def _tls_error(error: Exception) -> str:
+    """tls_untrusted (unknown, self-signed or expired chain), tls_name_mismatch, or
+    tls_handshake (anything else)."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return "tls_name_mismatch" if error.verify_code in _NAME_MISMATCH else "tls_untrusted"
+    return "tls_handshake"
+
+
+def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
+    context = tls_context(_ca_file())
     try:
         sock.settimeout(_remaining(deadline))
         return context.wrap_socket(sock, server_hostname=host)
     except TimeoutError:
         raise _Refused("connect_timeout", left=False) from None
-    except (ssl.SSLError, ssl.CertificateError, OSError):
-        raise _Refused("tls_error", left=False) from None
+    except (ssl.SSLError, OSError) as error:
+        raise _Refused(_tls_error(error), left=False) from None
+
+
+def _ca_file() -> str:
+    from django.conf import settings
+
+    return getattr(settings, "SETTLE_DELIVERY_CA_FILE", "") or ""
 
 
 def _shut(sock: socket.socket, fired: threading.Event) -> None:
