@@ -169,7 +169,8 @@ def endpoint_add(
 
 
 def endpoint_set_url(
-    *, name: str, url: str, allow_private: bool = False, private_reason: str = ""
+    *, name: str, url: str, lookup_url: str | None = None, allow_private: bool = False,
+    private_reason: str = "",
 ) -> tuple[Endpoint, bool]:
     """Point an endpoint at a new URL, checked as at `add`. The private-address allowance
     names one host: moved to another host, it is withdrawn unless given again (with a
@@ -185,6 +186,11 @@ def endpoint_set_url(
         keeps = endpoint.allow_private and same_host and not allow_private
         allowed = allow_private or keeps
         url = url_checked(url, allow_private=allowed)
+        lookup_url = (lookup_url or "").strip()
+        if lookup_url:
+            if endpoint.supports != Endpoint.Supports.LOOKUP:
+                raise DeliveryRefused("a lookup URL is only for an endpoint that supports lookup")
+            endpoint.lookup_url = _check_lookup_template(lookup_url, allow_private=allowed)
         withdrawn = endpoint.allow_private and not allowed
         endpoint.url = url
         endpoint.allow_private = allowed
@@ -193,7 +199,9 @@ def endpoint_set_url(
         elif not allowed:
             endpoint.private_reason = ""
         endpoint.updated_at = now
-        endpoint.save(update_fields=["url", "allow_private", "private_reason", "updated_at"])
+        endpoint.save(update_fields=[
+            "url", "lookup_url", "allow_private", "private_reason", "updated_at",
+        ])
     return endpoint, withdrawn
 
 

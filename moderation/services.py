@@ -249,13 +249,14 @@ def _allowance_details(endpoint: Endpoint) -> dict:
 
 
 def endpoint_set_url(
-    *, actor: str, name: str, url: str, allow_private: bool = False, reason: str = ""
+    *, actor: str, name: str, url: str, lookup_url: str | None = None,
+    allow_private: bool = False, reason: str = "",
 ) -> tuple[Endpoint, bool]:
     if allow_private:
         reason = _require_reason(reason)
     with transaction.atomic():
         endpoint, withdrawn = deliveries.endpoint_set_url(
-            name=name, url=url, allow_private=allow_private,
+            name=name, url=url, lookup_url=lookup_url, allow_private=allow_private,
             private_reason=reason if allow_private else "",
         )
         audit_record(

@@ -225,3 +225,26 @@ def test_set_url_on_the_same_host_keeps_the_allowance():
 def test_a_refused_set_url_changes_nothing():
     with pytest.raises(DeliveryRefused, match="no endpoint"):
         deliveries.endpoint_set_url(name="nobody", url="https://hooks.example/x")
+
+
+def test_set_url_can_change_the_lookup_url_too():
+    run("endpoint", "add", "x", "https://hooks.example/in", "--supports", "lookup",
+        "--lookup-url", "https://hooks.example/l/{delivery_id}")
+
+    run("endpoint", "set-url", "x", "https://new.example/in",
+        "--lookup-url", "https://new.example/find?id={delivery_id}")
+
+    endpoint = Endpoint.objects.get()
+    assert (endpoint.url, endpoint.lookup_url) == (
+        "https://new.example/in", "https://new.example/find?id={delivery_id}"
+    )
+
+
+def test_set_url_refuses_a_lookup_url_for_an_endpoint_without_lookup():
+    run("endpoint", "add", "x", "https://hooks.example/in")
+
+    with pytest.raises(CommandError, match="only for an endpoint that supports lookup"):
+        run("endpoint", "set-url", "x", "https://new.example/in",
+            "--lookup-url", "https://new.example/l/{delivery_id}")
+
+    assert Endpoint.objects.get().url == "https://hooks.example/in"

@@ -27,6 +27,7 @@ class Command(BaseCommand):
         )
         set_url.add_argument("name")
         set_url.add_argument("url")
+        set_url.add_argument("--lookup-url", default=None)
         set_url.add_argument("--allow-private", action="store_true")
         set_url.add_argument("--reason", default="")
         listing = actions.add_parser("list", help="every endpoint")
@@ -55,12 +56,12 @@ class Command(BaseCommand):
         )
         self.stdout.write(secret)
 
-    def _set_url(self, *, name, url, allow_private, reason, **options):
+    def _set_url(self, *, name, url, lookup_url, allow_private, reason, **options):
         if allow_private and not reason.strip():
             raise CommandError("--allow-private needs --reason TEXT")
         endpoint, withdrawn = services.endpoint_set_url(
-            actor=services.COMMAND_LINE, name=name, url=url, allow_private=allow_private,
-            reason=reason,
+            actor=services.COMMAND_LINE, name=name, url=url, lookup_url=lookup_url,
+            allow_private=allow_private, reason=reason,
         )
         self.stdout.write(f"Endpoint {endpoint.name} now sends to its new URL.")
         if withdrawn:
