@@ -285,6 +285,13 @@ SETTLE_ENDPOINT_DISABLE_AFTER = env_duration("SETTLE_ENDPOINT_DISABLE_AFTER", "5
 # How long past its timeout a running attempt's lease lasts before the sweep counts it as
 # "sent, no answer": room for the worker to write its result after the last byte.
 SETTLE_DELIVERY_LEASE_MARGIN = env_duration("SETTLE_DELIVERY_LEASE_MARGIN", "30s")
+# A PEM file of extra certificate authorities trusted beside the system's, read by every
+# process that sends (workers, `deliveries run`, the web process for Send test).
+SETTLE_DELIVERY_CA_FILE = env_str("SETTLE_DELIVERY_CA_FILE", "").strip()
+if SETTLE_DELIVERY_CA_FILE and not Path(SETTLE_DELIVERY_CA_FILE).is_file():
+    raise ImproperlyConfigured(
+        f"SETTLE_DELIVERY_CA_FILE names no readable file: {SETTLE_DELIVERY_CA_FILE}"
+    )
 SETTLE_MAX_BODY_BYTES = 256 * 1024
 SETTLE_MAX_JSON_DEPTH = 32
 

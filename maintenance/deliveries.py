@@ -54,32 +54,66 @@ def endpoint_display_url(endpoint: Endpoint, *, full: bool) -> str:
 # --- Endpoints --------------------------------------------------------------------------
 
 
-def _check_url(url: str, *, allow_private: bool, what: str) -> None:
+def url_checked(url: str, *, allow_private: bool, what: str = "the URL") -> str:
+    """The URL as it will be stored and sent (its host IDNA-encoded), or DeliveryRefused
+    naming the one problem: SPEC 9's checks when an endpoint is added or changed."""
     if len(url) > 2000:
         raise DeliveryRefused(f"{what} is longer than 2000 characters")
+    if any(char.isspace() for char in url):
+        raise DeliveryRefused(f"{what} must not hold a space")
+    if any(ord(char) < 32 or ord(char) == 127 for char in url):
+        raise DeliveryRefused(f"{what} must not hold a control character")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         raise DeliveryRefused(f"{what} is not a valid URL") from None
+    if not parts.scheme or not parts.netloc:
+        raise DeliveryRefused(f"{what} must be absolute (scheme and host)")
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise DeliveryRefused(f"{what} must be an https URL with a host")
     if parts.scheme == "http" and not allow_private:
         raise DeliveryRefused(f"{what} must use https (http only with --allow-private)")
-    if parts.username is not None or parts.password is not None:
+    if "@" in parts.netloc:
         raise DeliveryRefused(f"{what} must not hold a user name or password")
-    if parts.fragment:
+    if parts.fragment or url.endswith("#"):
         raise DeliveryRefused(f"{what} must not have a #fragment")
+    rest = url[len(parts.scheme) + 3 + len(parts.netloc):]
+    if not webhooks.sendable(rest):
+        raise DeliveryRefused(
+            f"{what} must be ASCII outside its host (percent-encode other characters)"
+        )
+    host = _idna_host(parts.hostname, what)
+    netloc = parts.netloc
+    if host != parts.hostname:
+        port = f":{parts.port}" if parts.port is not None else ""
+        netloc = host + port
+    elif not netloc.isascii():
+        raise DeliveryRefused(f"{what} has a host that is not a valid name")
+    return f"{parts.scheme}://{netloc}{rest}"
 
 
-def _check_lookup_template(template: str, *, allow_private: bool) -> None:
+def _idna_host(host: str, what: str) -> str:
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise DeliveryRefused(f"{what} has a host that is not a valid name") from None
+
+
+def _check_lookup_template(template: str, *, allow_private: bool) -> str:
     if template.count(PLACEHOLDER) != 1:
         raise DeliveryRefused(f"the lookup URL must hold {PLACEHOLDER} exactly once")
-    _check_url(template.replace(PLACEHOLDER, "x"), allow_private=allow_private,
-               what="the lookup URL")
     parts = urlsplit(template)
     if PLACEHOLDER not in parts.path and PLACEHOLDER not in parts.query:
         raise DeliveryRefused(f"the lookup URL must hold {PLACEHOLDER} in its path or query")
+    checked = url_checked(
+        template.replace(PLACEHOLDER, "x"), allow_private=allow_private, what="the lookup URL"
+    )
+    # The placeholder sits in the path or query, which url_checked leaves as given.
+    after = template.split(PLACEHOLDER)[1]
+    return checked[: len(checked) - len(after) - 1] + PLACEHOLDER + after
 
 
 def _endpoint(name: str, *, lock: bool = False) -> Endpoint:
@@ -111,14 +145,14 @@ def endpoint_add(
     private_reason = (private_reason or "").strip()
     if allow_private and not private_reason:
         raise DeliveryRefused("a reason is required to allow private addresses")
-    _check_url(url, allow_private=allow_private, what="the URL")
+    url = url_checked(url, allow_private=allow_private)
     if supports not in Endpoint.Supports.values:
         raise DeliveryRefused("supports must be dedupe, lookup or none")
     lookup_url = (lookup_url or "").strip()
     if supports == Endpoint.Supports.LOOKUP:
         if not lookup_url:
             raise DeliveryRefused("an endpoint that supports lookup needs a lookup URL")
-        _check_lookup_template(lookup_url, allow_private=allow_private)
+        lookup_url = _check_lookup_template(lookup_url, allow_private=allow_private)
     elif lookup_url:
         raise DeliveryRefused("a lookup URL is only for an endpoint that supports lookup")
     secret = secret_new()
@@ -132,6 +166,43 @@ def endpoint_add(
             created_at=now, updated_at=now,
         )
     return endpoint, secret
+
+
+def endpoint_set_url(
+    *, name: str, url: str, lookup_url: str | None = None, allow_private: bool = False,
+    private_reason: str = "",
+) -> tuple[Endpoint, bool]:
+    """Point an endpoint at a new URL, checked as at `add`. The private-address allowance
+    names one host: moved to another host, it is withdrawn unless given again (with a
+    reason). Returns the endpoint and whether the allowance was withdrawn."""
+    url = (url or "").strip()
+    private_reason = (private_reason or "").strip()
+    if allow_private and not private_reason:
+        raise DeliveryRefused("a reason is required to allow private addresses")
+    now = timezone.now()
+    with transaction.atomic():
+        endpoint = _endpoint(name, lock=True)
+        same_host = outbox.host_of(url) == outbox.host_of(endpoint.url)
+        keeps = endpoint.allow_private and same_host and not allow_private
+        allowed = allow_private or keeps
+        url = url_checked(url, allow_private=allowed)
+        lookup_url = (lookup_url or "").strip()
+        if lookup_url:
+            if endpoint.supports != Endpoint.Supports.LOOKUP:
+                raise DeliveryRefused("a lookup URL is only for an endpoint that supports lookup")
+            endpoint.lookup_url = _check_lookup_template(lookup_url, allow_private=allowed)
+        withdrawn = endpoint.allow_private and not allowed
+        endpoint.url = url
+        endpoint.allow_private = allowed
+        if allow_private:
+            endpoint.private_reason = private_reason
+        elif not allowed:
+            endpoint.private_reason = ""
+        endpoint.updated_at = now
+        endpoint.save(update_fields=[
+            "url", "lookup_url", "allow_private", "private_reason", "updated_at",
+        ])
+    return endpoint, withdrawn
 
 
 def endpoint_disable(*, name: str, reason: str = "") -> Endpoint:
@@ -224,7 +295,7 @@ def endpoint_send_test(*, name: str) -> TestResult:
     answer = webhooks.request(
         method="POST", url=endpoint.url, body=body, timeout=timeout,
         headers=webhooks.signed_headers(message_id=message_id, secrets=secrets_now, body=body),
-        allow_private=endpoint.allow_private,
+        allow_private=outbox.allowance_covers(endpoint, endpoint.url),
     )
     result = TestResult(
         status_code=answer.status_code, error=answer.error, duration_ms=answer.duration_ms
@@ -233,9 +304,10 @@ def endpoint_send_test(*, name: str) -> TestResult:
         unknown = str(uuid.uuid4())
         headers = webhooks.signed_headers(message_id=unknown, secrets=secrets_now, body=b"")
         headers.pop("Content-Type")
+        url = webhooks.lookup_url(endpoint.lookup_url, unknown)
         looked = webhooks.request(
-            method="GET", url=webhooks.lookup_url(endpoint.lookup_url, unknown), body=b"",
-            headers=headers, timeout=timeout, allow_private=endpoint.allow_private,
+            method="GET", url=url, body=b"", headers=headers, timeout=timeout,
+            allow_private=outbox.allowance_covers(endpoint, url),
         )
         result = TestResult(
             status_code=result.status_code, error=result.error,

@@ -41,6 +41,7 @@ import random
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -277,6 +278,23 @@ def _claim(
     )
 
 
+def host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def allowance_covers(endpoint: Endpoint, url: str) -> bool:
+    """Whether the endpoint's private-address allowance lifts the address rule for `url`:
+    only for the one host it was given for, the endpoint URL's host, whatever the port.
+    A lookup URL on any other host is vetted as if there were no allowance."""
+    if not endpoint.allow_private:
+        return False
+    host = host_of(url)
+    return bool(host) and host == host_of(endpoint.url)
+
+
 def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.Answer:
     now = timezone.now()
     lookup = claim.kind in (K.LOOKUP, K.RECONCILE)
@@ -291,7 +309,7 @@ def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.A
         headers.pop("Content-Type")
     return webhooks.request(
         method="GET" if lookup else "POST", url=url, headers=headers, body=payload,
-        timeout=claim.timeout, allow_private=endpoint.allow_private,
+        timeout=claim.timeout, allow_private=allowance_covers(endpoint, url),
     )
 
 
@@ -307,6 +325,10 @@ def _kind_of(answer: webhooks.Answer) -> str:
     return "retry"
 
 
+# What an attempt came to when its answer could not be used (or handling it failed).
+UNUSABLE = webhooks.Answer(
+    status_code=None, error="internal_error", request_left=True, duration_ms=0
+)
 LEASE_ENDED = webhooks.Answer(
     status_code=None, error="lease_ended", request_left=True, duration_ms=0
 )
@@ -459,9 +481,17 @@ def attempt_make(delivery: Delivery, *, kind: str, timeout: timedelta, count: bo
         # know the request may have left: settle it as "left, no answer" now.
         log.error("delivery %s attempt failed unexpectedly: %s", claim.delivery_id,
                   type(error).__name__)
-        answer = webhooks.Answer(status_code=None, error="internal_error",
-                                 request_left=True, duration_ms=0)
-    return _settle(claim.delivery_id, claim.attempt_id, kind, answer)
+        answer = UNUSABLE
+    try:
+        return _settle(claim.delivery_id, claim.attempt_id, kind, answer)
+    except Exception as error:
+        # Settling what came back failed (an answer nothing foresaw, a bug): the attempt
+        # is still settled, as "the request left, no usable answer", never left running.
+        log.error("delivery %s attempt not settled as answered: %s", claim.delivery_id,
+                  type(error).__name__)
+        if answer is UNUSABLE:
+            raise
+        return _settle(claim.delivery_id, claim.attempt_id, kind, UNUSABLE)
 
 
 # --- What the send task and the sweep do ------------------------------------------------
@@ -583,9 +613,18 @@ def deliveries_sweep(*, now: datetime | None = None, inline: bool = False) -> di
     }
     due = deliveries_due(now=now)
     if inline:
+        failed = 0
         for delivery_id in due:
-            delivery_run(delivery_id=delivery_id)
-        counts["sent"] = len(due)
+            try:
+                delivery_run(delivery_id=delivery_id)
+            except Exception as error:
+                # One delivery's trouble never stops the others: its attempt, if one was
+                # claimed, was settled by attempt_make, or its lease ends in the sweep.
+                failed += 1
+                log.error("delivery %s not handled: %s", delivery_id, type(error).__name__)
+        counts["sent"] = len(due) - failed
+        if failed:
+            counts["errors"] = failed
     else:
         counts["queued"] = sum(deliveries_enqueue([pk]) for pk in due)
     return counts

@@ -17,6 +17,7 @@ this module is a small vetted connection on the standard library:
    certificate against the URL's host name (SNI), and `Host` is the URL's host.
 4. **A watchdog** shuts the socket down when the budget ends, so a server dripping bytes
    cannot stretch an attempt; every socket call also times out at what is left.
+   The authorities are the system's plus SETTLE_DELIVERY_CA_FILE's (`tls_context`).
 5. **No redirects, proxies or `.netrc`**: `http.client` has none of them. One request,
    one answer: there is no retry here (the only retry layer is `maintenance.outbox`).
 6. **Evidence, not content**: the status code, `Retry-After`, and an error *class*; the
@@ -27,8 +28,10 @@ attempt stopped before any byte was written (address rule, DNS, connect, TLS). A
 after counts as left, because an error then cannot tell.
 """
 
+import functools
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import threading
@@ -54,6 +57,8 @@ BLOCKED_NETWORKS = [
         "::/128", "::1/128", "::/96", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48",
         "100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10",
         "fec0::/10", "ff00::/8",
+        # IPv4-translated (RFC 2765), documentation (RFC 9637), SRv6 SIDs (RFC 9602).
+        "::ffff:0:0:0/96", "3fff::/20", "5f00::/16",
     )
 ]
 
@@ -80,7 +85,8 @@ class Answer:
 
     status_code: int | None
     # An error class, or "" when an answer came: address_refused, dns_error, dns_timeout,
-    # connect_error, connect_timeout, tls_error, timeout, connection_reset,
+    # connect_error, connect_timeout, tls_untrusted, tls_name_mismatch,
+    # tls_handshake, bad_url, timeout, connection_reset,
     # connection_closed, bad_response, send_error.
     error: str
     request_left: bool
@@ -121,11 +127,20 @@ def request(
         )
     except _Refused as refused:
         error, left = refused.error, refused.left
+    except Exception:
+        # Nothing foreseen: whether the request left cannot be told, so it counts as left.
+        error, left = "send_error", True
     duration_ms = int((time.monotonic() - started) * 1000)
     return Answer(
         status_code=status, error=error, request_left=left if status is None else True,
         duration_ms=duration_ms, retry_after=retry_after,
     )
+
+
+def sendable(text: str) -> bool:
+    """Whether a URL part can go on the request line as it is: printable ASCII, no space
+    (no control character, DEL included)."""
+    return all(33 <= ord(char) <= 126 for char in text)
 
 
 def _remaining(deadline: float) -> float:
@@ -142,11 +157,16 @@ def _exchange(
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
         raise _Refused("bad_url", left=False)
     host = parts.hostname
+    if not sendable(host):
+        raise _Refused("bad_url", left=False)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise _Refused("bad_url", left=False) from None
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if not sendable(target):
+        # http.client would refuse it (or raise) while writing: nothing has left yet.
+        raise _Refused("bad_url", left=False)
 
     addresses = _resolve(host, port, deadline, resolve)
     if not allow_private and not all(address_is_public(sockaddr[0]) for *_, sockaddr in addresses):
@@ -203,15 +223,43 @@ def _connect(addresses: list, deadline: float) -> socket.socket:
     raise _Refused(error, left=False)
 
 
-def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
+@functools.cache
+def tls_context(ca_file: str = "") -> ssl.SSLContext:
+    """The system's authorities, plus those in `ca_file` (SETTLE_DELIVERY_CA_FILE): built
+    once per process and file, since loading a store costs milliseconds per attempt."""
     context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    return context
+
+
+# OpenSSL's verify results that mean "the name is not the one the certificate names".
+_NAME_MISMATCH = {62, 63, 64}  # X509_V_ERR_HOSTNAME_MISMATCH, _EMAIL_, _IP_ADDRESS_
+
+
+def _tls_error(error: Exception) -> str:
+    """tls_untrusted (unknown, self-signed or expired chain), tls_name_mismatch, or
+    tls_handshake (anything else)."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return "tls_name_mismatch" if error.verify_code in _NAME_MISMATCH else "tls_untrusted"
+    return "tls_handshake"
+
+
+def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
+    context = tls_context(_ca_file())
     try:
         sock.settimeout(_remaining(deadline))
         return context.wrap_socket(sock, server_hostname=host)
     except TimeoutError:
         raise _Refused("connect_timeout", left=False) from None
-    except (ssl.SSLError, ssl.CertificateError, OSError):
-        raise _Refused("tls_error", left=False) from None
+    except (ssl.SSLError, OSError) as error:
+        raise _Refused(_tls_error(error), left=False) from None
+
+
+def _ca_file() -> str:
+    from django.conf import settings
+
+    return getattr(settings, "SETTLE_DELIVERY_CA_FILE", "") or ""
 
 
 def _shut(sock: socket.socket, fired: threading.Event) -> None:
@@ -247,7 +295,7 @@ def _send(
         response.read(BODY_READ_LIMIT)  # discarded: evidence never keeps a body
     except (OSError, http.client.HTTPException):
         pass  # the status already answered; a slow or broken body changes nothing
-    return response.status, _retry_after(response.getheader("Retry-After"))
+    return response.status, retry_after_seconds(response.getheader("Retry-After"))
 
 
 def _error_class(error: Exception, deadline: float) -> str:
@@ -264,20 +312,36 @@ def _error_class(error: Exception, deadline: float) -> str:
     return "send_error"
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from `Retry-After` (delta-seconds or an HTTP date); None when absent or bad."""
-    if not value:
+# A Retry-After longer than this (a year) is no schedule anyone means: it is capped, so
+# arithmetic on it can never overflow; it reaches past any deadline all the same.
+RETRY_AFTER_CAP = 366 * 24 * 3600.0
+_DELTA_SECONDS = re.compile(r"[0-9]{1,32}")
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds asked for by a `Retry-After` (delta-seconds or an HTTP date), read as the
+    untrusted input it is: never raises; None when absent, negative, non-ASCII or garbage;
+    capped at RETRY_AFTER_CAP. A date in the past means "now" (0)."""
+    if not value or not isinstance(value, str):
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
+    value = value.strip(" \t")
+    if not value or not value.isascii():
+        return None
+    if _DELTA_SECONDS.fullmatch(value):  # ASCII digits only: str.isdigit accepts "²"
+        return min(float(int(value)), RETRY_AFTER_CAP)
+    if len(value) > 64:
+        return None
     try:
         moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if moment is None or moment.tzinfo is None:
         return None
-    return max((moment - datetime.now(UTC)).total_seconds(), 0.0)
+    try:
+        seconds = (moment - (now or datetime.now(UTC))).total_seconds()
+    except OverflowError:
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
 
 
 # --- Signing ----------------------------------------------------------------------------

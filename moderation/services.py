@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
-from maintenance import deliveries
+from maintenance import deliveries, outbox
 from maintenance import services as maintenance
 from maintenance.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
@@ -234,10 +234,40 @@ def endpoint_add(
             actor=actor, action="endpoint_add", target_type="endpoint",
             target_ids=[endpoint.pk], reason=reason,
             details=_endpoint_details(
-                endpoint, supports=endpoint.supports, allow_private=endpoint.allow_private
+                endpoint, supports=endpoint.supports, allow_private=endpoint.allow_private,
+                **_allowance_details(endpoint),
             ),
         )
     return endpoint, secret
+
+
+def _allowance_details(endpoint: Endpoint) -> dict:
+    # The allowance covers one host: the audit event names it.
+    if not endpoint.allow_private:
+        return {}
+    return {"allow_private_host": outbox.host_of(endpoint.url)}
+
+
+def endpoint_set_url(
+    *, actor: str, name: str, url: str, lookup_url: str | None = None,
+    allow_private: bool = False, reason: str = "",
+) -> tuple[Endpoint, bool]:
+    if allow_private:
+        reason = _require_reason(reason)
+    with transaction.atomic():
+        endpoint, withdrawn = deliveries.endpoint_set_url(
+            name=name, url=url, lookup_url=lookup_url, allow_private=allow_private,
+            private_reason=reason if allow_private else "",
+        )
+        audit_record(
+            actor=actor, action="endpoint_set_url", target_type="endpoint",
+            target_ids=[endpoint.pk], reason=reason,
+            details=_endpoint_details(
+                endpoint, allow_private=endpoint.allow_private,
+                allowance_withdrawn=withdrawn, **_allowance_details(endpoint),
+            ),
+        )
+    return endpoint, withdrawn
 
 
 def endpoint_disable(*, actor: str, name: str, reason: str = "") -> Endpoint:

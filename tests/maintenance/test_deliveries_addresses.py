@@ -51,7 +51,24 @@ def test_it_refuses_a_non_public_address(address):
     assert webhooks.address_is_public(address) is False
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        # IPv4-translated (::ffff:0:a.b.c.d), even of a public IPv4 address
+        "::ffff:0:808:808", "::ffff:0:7f00:1", "::ffff:0:0:0",
+        # documentation, RFC 9637
+        "3fff::1", "3fff:fff:ffff::1",
+        # SRv6 segment identifiers
+        "5f00::1", "5f00:ffff::1",
+    ],
+)
+def test_it_refuses_the_ranges_ipaddress_calls_global(address):
+    assert webhooks.address_is_public(address) is False
+
+
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "3fff:1000::1", "5f01::1"]
+)
 def test_it_accepts_a_public_address(address):
     assert webhooks.address_is_public(address) is True
 

@@ -202,3 +202,50 @@ class Listener:
         self._stop.set()
         self.thread.join(2)
         self.sock.close()
+
+
+class RawReceiver:
+    """A server that reads the request and writes `answer` bytes as they are: a status
+    line or headers no HTTP library would send."""
+
+    def __init__(self, answer: bytes):
+        self.answer = answer
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.requests = 0
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            try:
+                conn.settimeout(2)
+                received = b""
+                while b"\r\n\r\n" not in received:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    received += chunk
+                self.requests += 1
+                conn.sendall(self.answer)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(2)
+        self.sock.close()

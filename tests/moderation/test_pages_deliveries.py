@@ -2,6 +2,8 @@
 the secret shown once, refusals that change nothing. Deliveries themselves, made by the
 real engine against a real receiver, are in test_pages_inbox.py."""
 
+from datetime import timedelta
+
 import pytest
 
 from maintenance.models import Endpoint
@@ -216,3 +218,40 @@ def test_the_page_that_shows_a_new_secret_sends_actions_back_to_the_deliveries_p
     assert logged_in(administrator).get(PAGE, {"state": "failed"}).context["here"] == (
         PAGE + "?state=failed"
     )
+
+
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("https://hooks.example.com/a b", "must not hold a space"),
+        ("https://hooks.example.com/a\x7fb", "must not hold a control character"),
+        ("https://hooks.example.com/caf\u00e9", "must be ASCII outside its host"),
+        ("https://hooks.example.com/in#top", "must not have a #fragment"),
+        ("hooks.example.com/in", "must be absolute"),
+    ],
+)
+def test_adding_an_unsendable_url_is_a_form_error(administrator, url, why):
+    response = add(logged_in(administrator), url=url)
+
+    assert response.status_code == 200
+    assert why in response.content.decode()
+    assert Endpoint.objects.count() == 0 and AuditEvent.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_send_test_to_a_stored_url_that_cannot_be_sent_says_so(administrator, settings):
+    # given: a URL stored before the checks existed
+    settings.SETTLE_DELIVERY_TIMEOUT = timedelta(seconds=1)
+    endpoint("crm", allow_private=True, reason="receiver on loopback")
+    Endpoint.objects.filter(name="crm").update(url="http://127.0.0.1:9/caf\u00e9 x")
+
+    # when
+    response = logged_in(administrator).post(
+        "/console/deliveries/endpoints/test", {"name": "crm"}, follow=True
+    )
+
+    # then: an answer, not a 500, and the secret is nowhere on the page
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "gave no answer (bad_url)" in page
+    assert Endpoint.objects.get().secret not in page

@@ -1,4 +1,4 @@
-"""`python manage.py endpoint add|list|disable|enable|rotate` (SPEC 10): webhook
+"""`python manage.py endpoint add|set-url|list|disable|enable|rotate` (SPEC 10): webhook
 endpoints, through moderation.services (which audits) onto maintenance.deliveries."""
 
 import json
@@ -11,7 +11,7 @@ from moderation import services
 
 
 class Command(BaseCommand):
-    help = "Manage webhook endpoints: add, list, disable, enable, rotate (SPEC 9)."
+    help = "Manage webhook endpoints: add, set-url, list, disable, enable, rotate (SPEC 9)."
 
     def add_arguments(self, parser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
@@ -22,6 +22,14 @@ class Command(BaseCommand):
         add.add_argument("--lookup-url", default=None)
         add.add_argument("--allow-private", action="store_true")
         add.add_argument("--reason", default="")
+        set_url = actions.add_parser(
+            "set-url", help="point an endpoint at a new URL (checked as at add)"
+        )
+        set_url.add_argument("name")
+        set_url.add_argument("url")
+        set_url.add_argument("--lookup-url", default=None)
+        set_url.add_argument("--allow-private", action="store_true")
+        set_url.add_argument("--reason", default="")
         listing = actions.add_parser("list", help="every endpoint")
         listing.add_argument("--json", action="store_true")
         for name in ("disable", "enable", "rotate"):
@@ -31,7 +39,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, action: str, **options) -> None:
         try:
-            getattr(self, f"_{action}")(**options)
+            getattr(self, f"_{action.replace('-', '_')}")(**options)
         except (DeliveryRefused, services.ReasonRequired) as refused:
             raise CommandError(str(refused)) from None
 
@@ -47,6 +55,20 @@ class Command(BaseCommand):
             f"receiver:"
         )
         self.stdout.write(secret)
+
+    def _set_url(self, *, name, url, lookup_url, allow_private, reason, **options):
+        if allow_private and not reason.strip():
+            raise CommandError("--allow-private needs --reason TEXT")
+        endpoint, withdrawn = services.endpoint_set_url(
+            actor=services.COMMAND_LINE, name=name, url=url, lookup_url=lookup_url,
+            allow_private=allow_private, reason=reason,
+        )
+        self.stdout.write(f"Endpoint {endpoint.name} now sends to its new URL.")
+        if withdrawn:
+            self.stderr.write(
+                "Its private-address allowance was for another host and is withdrawn "
+                "(give --allow-private --reason again to keep it)."
+            )
 
     def _list(self, *, json: bool = False, **options):  # noqa: A002 - the flag's name
         for endpoint in Endpoint.objects.order_by("name"):
