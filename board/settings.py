@@ -57,6 +57,8 @@ MIDDLEWARE = [
     "board.middleware.ProbeMiddleware",
     # Before the rest, so it also reshapes what the other middleware answer under /api/v1/.
     "board.middleware.ApiErrorShapeMiddleware",
+    # A browser's foreign Origin on a POST under /api/v1/: 403 before anything else.
+    "board.middleware.BrowserOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -275,6 +277,8 @@ SETTLE_COUNTER_RETENTION = timedelta(hours=2)
 SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
 SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
+# Browser origins besides Settle's own that may POST under /api/v1/ (board/origins.py).
+SETTLE_API_ALLOWED_ORIGINS = env_list("SETTLE_API_ALLOWED_ORIGINS")
 
 # --- Outbound deliveries (SPEC 9) ---------------------------------------------------------
 SETTLE_DELIVERY_TIMEOUT = env_duration("SETTLE_DELIVERY_TIMEOUT", "10s")
