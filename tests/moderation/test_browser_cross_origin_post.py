@@ -1,4 +1,7 @@
-"""A page on another origin, in a real browser, cannot store an entry (SPEC 5.1 step 0)."""
+"""A page on another origin, in a real browser, cannot store an entry (SPEC 5.1 step 0).
+
+Here with the other browser tests: a Chromium started earlier in the run would leave its
+event loop in the way of tests that run their own (tests/board/test_mcp_sdk.py)."""
 
 import json
 import threading
@@ -8,6 +11,8 @@ import pytest
 
 from board.models import Entry
 from tests.conftest import question
+
+pytestmark = pytest.mark.browser
 
 PAGE = b"<!doctype html><title>elsewhere</title><p>a page on another origin"
 
