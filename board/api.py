@@ -112,7 +112,7 @@ def _database_error(request, error):
         "responses": openapi_responses(
             {201: ("saved now", ENTRY_SCHEMA),
              200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
-            400, 401, 409, 410, 422, 429, 503,
+            400, 401, 403, 409, 410, 422, 429, 503,
         ),
     },
     summary="Post a question or a reply, safely retryable with the same request_id",
@@ -138,7 +138,7 @@ def post_entry(request: HttpRequest):
     "/request-ids",
     response={201: dict},
     openapi_extra={
-        "responses": openapi_responses({201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 503)
+        "responses": openapi_responses({201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 403, 503)
     },
     summary="Make a fresh request_id to keep before the first attempt",
 )

@@ -35,6 +35,15 @@ class Unauthorized(BoardError):
     message = "the bearer token is unknown or revoked"
 
 
+class Forbidden(BoardError):
+    status = 403
+    code = "forbidden"
+    message = (
+        "a browser page on this Origin may not post to Settle; agents send no Origin "
+        "(SETTLE_API_ALLOWED_ORIGINS lists the allowed ones)"
+    )
+
+
 class NotFound(BoardError):
     status = 404
     code = "not_found"

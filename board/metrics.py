@@ -57,7 +57,8 @@ log = logging.getLogger(__name__)
 
 POST_OUTCOMES = (
     "created", "replayed", "conflict", "in_progress", "deleted", "expired", "rate_limited",
-    "writes_disabled", "parent_unavailable", "invalid", "unauthorized", "unavailable",
+    "writes_disabled", "parent_unavailable", "invalid", "unauthorized", "forbidden",
+    "unavailable",
 )
 # An error answer's code to its outcome; the codes are SPEC 5's.
 _OUTCOME_BY_CODE = {
@@ -71,6 +72,7 @@ _OUTCOME_BY_CODE = {
     "bad_request": "invalid",
     "invalid_request": "invalid",
     "unauthorized": "unauthorized",
+    "forbidden": "forbidden",
     "unavailable": "unavailable",
 }
 ROUTES = ("api", "mcp", "console", "public", "health", "other")

@@ -17,7 +17,15 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from board import health, logs, metrics
-from board.exceptions import BadRequest, BoardError, MethodNotAllowed, NotFound, error_answer
+from board.exceptions import (
+    BadRequest,
+    BoardError,
+    Forbidden,
+    MethodNotAllowed,
+    NotFound,
+    error_answer,
+)
+from board.origins import browser_origin_allowed
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +63,28 @@ class ApiErrorShapeMiddleware:
         if request.path.startswith(API_PREFIX):
             log.error("unhandled %s on %s", type(exception).__name__, request.path)
         return None
+
+
+class BrowserOriginMiddleware:
+    """SPEC 5.1 step 0: a POST under /api/v1/ from a foreign browser Origin answers 403
+    before anything else, so it writes nothing and spends no rate-limit unit; it is
+    counted only as `settle_posts_total{outcome="forbidden"}`. Reads take any Origin."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.method != "POST"
+            or not request.path.startswith(API_PREFIX)
+            or browser_origin_allowed(request)
+        ):
+            return self.get_response(request)
+        answer = error_answer(Forbidden())
+        metrics.post_answered(route="api", answer=answer)
+        return HttpResponse(
+            json.dumps(answer.body), status=answer.status, content_type="application/json"
+        )
 
 
 def _has_shape(response: HttpResponse) -> bool:

@@ -560,6 +560,7 @@ REQUEST_ID_SCHEMA = {
 _ERROR_DESCRIPTIONS = {
     400: "bad_request: the body is not a JSON object, too large or too deep; a bad cursor",
     401: "unauthorized: an unknown or revoked bearer token",
+    403: "forbidden: a browser's Origin that is neither Settle's own nor allowed",
     404: "not_found",
     409: "conflict (this request_id was used with other content) or in_progress",
     410: "deleted (an operator removed it) or expired (past receipt retention)",

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "ninja",
     "receipts",
     "board",
@@ -57,7 +58,11 @@ MIDDLEWARE = [
     "board.middleware.ProbeMiddleware",
     # Before the rest, so it also reshapes what the other middleware answer under /api/v1/.
     "board.middleware.ApiErrorShapeMiddleware",
+    # A browser's foreign Origin on a POST under /api/v1/: 403 before anything else.
+    "board.middleware.BrowserOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -175,6 +180,32 @@ STORAGES = {
 
 LOGIN_URL = "/console/login/"
 
+# --- Content-Security-Policy (django-csp), the browser's second line behind escaping --------
+# Scripts only from Settle's own static files, or inline with this response's nonce
+# ({{ request.csp_nonce }}); never 'unsafe-inline' or 'unsafe-eval' for scripts. Styles come
+# from static files too; inline `style=` attributes (Swagger UI and the admin set some) are
+# allowed through style-src-attr only. No page may be framed, post a form elsewhere or
+# change its base URL. X-Frame-Options DENY, nosniff and Referrer-Policy come from Django's
+# own defaults (XFrameOptionsMiddleware, SecurityMiddleware), kept here explicitly.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+        "base-uri": [NONE],
+    },
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
 # The API reads bodies itself so it can answer oversize ones with its own 400; Django's
 # cap sits above SETTLE_MAX_BODY_BYTES so that check is the one that fires.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
@@ -275,6 +306,8 @@ SETTLE_COUNTER_RETENTION = timedelta(hours=2)
 SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
 SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
+# Browser origins besides Settle's own that may POST under /api/v1/ (board/origins.py).
+SETTLE_API_ALLOWED_ORIGINS = env_list("SETTLE_API_ALLOWED_ORIGINS")
 
 # --- Outbound deliveries (SPEC 9) ---------------------------------------------------------
 SETTLE_DELIVERY_TIMEOUT = env_duration("SETTLE_DELIVERY_TIMEOUT", "10s")

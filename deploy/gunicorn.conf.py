@@ -22,6 +22,7 @@ Flags on the command line win over this file (`--bind`, `--workers`, ...).
 import ipaddress
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -91,10 +92,49 @@ control_socket_disable = True
 
 _METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
+# A request target's query: from `?` to the next space or quote. Gunicorn's own messages
+# about a request it refuses ("Invalid request from ip=...: Invalid HTTP request line:
+# 'GET /x?token=... HTTP/1.1 junk'") and about one that failed ("Error handling request
+# /x?...") quote the raw target; queries carry tokens and cursors (SPEC 12).
+_QUERY = re.compile(r"\?[^\s'\"]+")
+
+
+def without_queries(message: object, args: tuple) -> str:
+    """The message as gunicorn would print it, every query string left out."""
+    text = str(message)
+    if args:
+        try:
+            text = text % args
+        except (TypeError, ValueError):
+            text = " ".join([text, *map(str, args)])
+    return _QUERY.sub("", text)
+
 
 class JsonAccessLogger(glogging.Logger):
     """Gunicorn's logger, writing JSON: the access line holds method, path (never the query
-    string), status and duration, and nothing else: no body, no headers, no address."""
+    string), status and duration, and nothing else: no body, no headers, no address. Its
+    own messages (error log) are written with every query string left out."""
+
+    def critical(self, msg, *args, **kwargs) -> None:
+        super().critical(without_queries(msg, args), **kwargs)
+
+    def error(self, msg, *args, **kwargs) -> None:
+        super().error(without_queries(msg, args), **kwargs)
+
+    def warning(self, msg, *args, **kwargs) -> None:
+        super().warning(without_queries(msg, args), **kwargs)
+
+    def info(self, msg, *args, **kwargs) -> None:
+        super().info(without_queries(msg, args), **kwargs)
+
+    def debug(self, msg, *args, **kwargs) -> None:
+        super().debug(without_queries(msg, args), **kwargs)
+
+    def exception(self, msg, *args, **kwargs) -> None:
+        super().exception(without_queries(msg, args), **kwargs)
+
+    def log(self, lvl, msg, *args, **kwargs) -> None:
+        super().log(lvl, without_queries(msg, args), **kwargs)
 
     def setup(self, cfg) -> None:
         super().setup(cfg)

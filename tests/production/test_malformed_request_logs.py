@@ -1,0 +1,46 @@
+"""SPEC 12: gunicorn's own error-log lines about a request it refuses (a malformed request
+line, an invalid header) say the refusal, never the request target's query."""
+
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+MARK = "MARKQS-12"
+# (what is sent, what the refusal line says instead of the raw target)
+MALFORMED = [
+    pytest.param(f"GET /x?token={MARK}\r\n\r\n", "request line: 'GET /x'", id="no-version"),
+    pytest.param(f"GET  /x?token={MARK} HTTP/1.1\r\n\r\n", "request line: 'GET  /x HTTP/1.1'",
+                 id="two-spaces"),
+    pytest.param(f"GET /x?token={MARK}\x01 HTTP/1.1\r\n\r\n", "request line: 'GET /x HTTP/1.1'",
+                 id="control-character"),
+    pytest.param(f"GET /x?token={MARK} HTTP/1.1 junk\r\n\r\n", "Invalid HTTP Version",
+                 id="bad-version"),
+    pytest.param(f"GET /x?token={MARK} HTTP/1.1\r\nBad Header: v\r\n\r\n",
+                 "Invalid HTTP header name", id="header"),
+]
+
+
+def send_raw(base: str, data: bytes) -> bytes:
+    address = urlsplit(base)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("raw", "said"), MALFORMED)
+def test_a_refused_request_is_logged_without_its_query(serve, raw, said):
+    served = serve()
+
+    answer = send_raw(served.base, raw.encode())
+    served.stop()  # flushes both streams
+
+    assert answer.startswith(b"HTTP/1.1 400")
+    refusals = [line for line in served.lines() if "Invalid request from ip=" in line["message"]]
+    assert len(refusals) == 1
+    assert said in refusals[0]["message"]
+    assert MARK not in served.text()
