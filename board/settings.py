@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "board",
     "maintenance",
     "moderation",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -65,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "board.urls"
@@ -151,8 +154,38 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Who gets in (SPEC 7.1): login throttling by django-axes (moderation/throttling.py) ---
+# The axes backend comes first: a locked username or address is refused before any
+# password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "moderation.throttling.SettleAxesHandler"
+AXES_CLIENT_IP_CALLABLE = "moderation.throttling.login_address"
+AXES_LOCKOUT_CALLABLE = "moderation.throttling.lockout_response"
+# Counted apart: 5 failures for a username, or 20 from an address (the handler scales
+# an address's count to this limit).
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+# A refused attempt during a lock does not prolong it: the page's end time holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = False
+# Settle's audit log records logins; axes keeps only its counters, which the admin does
+# not show (deleting one there would be an unaudited unlock).
+AXES_DISABLE_ACCESS_LOG = True
+AXES_ENABLE_ADMIN = False
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -331,6 +364,8 @@ LOGGING = {
         # settle.job writes one line per run instead.
         "celery.app.trace": {"level": "CRITICAL"},
         "celery.worker.strategy": {"level": "WARNING"},
+        # Axes writes a line per failure; Settle's audit log already records each one.
+        "axes": {"level": "ERROR"},
     },
 }
 # Keep this logging configuration in the worker too, instead of Celery's own format.

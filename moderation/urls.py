@@ -36,4 +36,5 @@ urlpatterns = [
     path("retention/", views.retention, name="retention"),
     path("retention/run", views.retention_run, name="retention-run"),
     path("audit/", views.audit, name="audit"),
+    path("audit/unlock", views.login_unlock, name="login-unlock"),
 ]
