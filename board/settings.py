@@ -64,6 +64,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The console session's idle limit and 24-hour cap (SPEC 7.1).
+    "moderation.sessions.ConsoleSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
@@ -186,6 +188,10 @@ AXES_RESET_ON_SUCCESS = False
 AXES_DISABLE_ACCESS_LOG = True
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False
+# Console sessions (moderation/sessions.py): idle limit, and the cap since login (fixed).
+SETTLE_CONSOLE_SESSION_IDLE = env_duration("SETTLE_CONSOLE_SESSION_IDLE", "8h")
+SETTLE_CONSOLE_SESSION_MAX_AGE = timedelta(hours=24)
+SESSION_COOKIE_AGE = int(SETTLE_CONSOLE_SESSION_MAX_AGE.total_seconds())
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
