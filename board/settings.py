@@ -42,6 +42,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "ninja",
+    # The second factor (SPEC 7.1); before moderation, whose admin hides their secrets.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "receipts",
     "board",
     "maintenance",
@@ -64,8 +68,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     # The console session's idle limit and 24-hour cap (SPEC 7.1).
     "moderation.sessions.ConsoleSessionMiddleware",
+    # Before any console or admin page: the second factor, when the account has one.
+    "moderation.two_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
@@ -192,6 +199,12 @@ AXES_VERBOSE = False
 SETTLE_CONSOLE_SESSION_IDLE = env_duration("SETTLE_CONSOLE_SESSION_IDLE", "8h")
 SETTLE_CONSOLE_SESSION_MAX_AGE = timedelta(hours=24)
 SESSION_COOKIE_AGE = int(SETTLE_CONSOLE_SESSION_MAX_AGE.total_seconds())
+# The second factor (moderation/two_factor.py). django-otp's own throttling is off: a wrong
+# code counts as a failed login, under the lock above.
+SETTLE_CONSOLE_REQUIRE_2FA = env_bool("SETTLE_CONSOLE_REQUIRE_2FA", False)
+OTP_TOTP_ISSUER = "Settle"
+OTP_TOTP_THROTTLE_FACTOR = 0
+OTP_STATIC_THROTTLE_FACTOR = 0
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -390,3 +390,33 @@ def login_unlock(*, actor: str, username: str = "", address: str = "", reason: s
             details=details,
         )
     return forgotten
+
+
+def two_factor_confirm(*, actor: str, device, code: str) -> list[str] | None:
+    """Confirm an enrolment (audited); the recovery codes, or None for a wrong code."""
+    from moderation import two_factor
+
+    with transaction.atomic():
+        codes = two_factor.device_confirm(device=device, code=code)
+        if codes is not None:
+            audit_record(
+                actor=actor, action="two_factor_enrolled", target_type="user",
+                target_ids=[device.user_id], details={"username": device.user.get_username()},
+            )
+    return codes
+
+
+def two_factor_reset(*, actor: str, username: str, reason: str = "") -> int:
+    """Remove an account's second factor (its authenticator and recovery codes)."""
+    from django.contrib.auth import get_user_model
+
+    from moderation import two_factor
+
+    user = get_user_model().objects.get_by_natural_key(username)
+    with transaction.atomic():
+        removed = two_factor.devices_remove(user=user)
+        audit_record(
+            actor=actor, action="two_factor_reset", target_type="user", target_ids=[user.pk],
+            reason=reason, details={"username": username, "devices_removed": removed},
+        )
+    return removed

@@ -16,6 +16,9 @@ from django.http import HttpRequest, HttpResponse
 
 LOGIN_AT = "settle_login_at"
 SEEN_AT = "settle_seen_at"
+# The last request's time is written at most once a minute: a page costs no session write,
+# and the idle limit is kept to within a minute.
+RENEW_EVERY_SECONDS = 60
 
 
 def session_stamp_login(sender, request, user, **kwargs) -> None:
@@ -23,6 +26,8 @@ def session_stamp_login(sender, request, user, **kwargs) -> None:
     if request is None or not hasattr(request, "session"):
         return
     now = time.time()
+    # A new login asks afresh whether the account has a second factor (two_factor.py).
+    request.session.pop("settle_2fa_expected", None)
     request.session[LOGIN_AT] = now
     request.session[SEEN_AT] = now
     request.session.set_expiry(_remaining(now, login_at=now, seen_at=now))
@@ -48,7 +53,7 @@ class ConsoleSessionMiddleware:
             seen_at = request.session.get(SEEN_AT, login_at)
             if login_at is None or _remaining(now, login_at=login_at, seen_at=seen_at) <= 0:
                 logout(request)  # a session without a login time predates the rule: ended
-            else:
+            elif now - seen_at >= RENEW_EVERY_SECONDS:
                 request.session[SEEN_AT] = now
                 request.session.set_expiry(_remaining(now, login_at=login_at, seen_at=now))
         return self.get_response(request)
