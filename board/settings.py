@@ -43,10 +43,15 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "csp",
     "ninja",
+    # The second factor (SPEC 7.1); before moderation, whose admin hides their secrets.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "receipts",
     "board",
     "maintenance",
     "moderation",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -68,8 +73,15 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
+    # The console session's idle limit and 24-hour cap (SPEC 7.1).
+    "moderation.sessions.ConsoleSessionMiddleware",
+    # Before any console or admin page: the second factor, when the account has one.
+    "moderation.two_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "board.urls"
@@ -156,8 +168,48 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Who gets in (SPEC 7.1): login throttling by django-axes (moderation/throttling.py) ---
+# The axes backend comes first: a locked username or address is refused before any
+# password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "moderation.throttling.SettleAxesHandler"
+AXES_CLIENT_IP_CALLABLE = "moderation.throttling.login_address"
+AXES_LOCKOUT_CALLABLE = "moderation.throttling.lockout_response"
+# Counted apart: 5 failures for a username, or 20 from an address (the handler scales
+# an address's count to this limit).
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+# A refused attempt during a lock does not prolong it: the page's end time holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = False
+# Settle's audit log records logins; axes keeps only its counters, which the admin does
+# not show (deleting one there would be an unaudited unlock).
+AXES_DISABLE_ACCESS_LOG = True
+AXES_ENABLE_ADMIN = False
+AXES_VERBOSE = False
+# Console sessions (moderation/sessions.py): idle limit, and the cap since login (fixed).
+SETTLE_CONSOLE_SESSION_IDLE = env_duration("SETTLE_CONSOLE_SESSION_IDLE", "8h")
+SETTLE_CONSOLE_SESSION_MAX_AGE = timedelta(hours=24)
+SESSION_COOKIE_AGE = int(SETTLE_CONSOLE_SESSION_MAX_AGE.total_seconds())
+# The second factor (moderation/two_factor.py). django-otp's own throttling is off: a wrong
+# code counts as a failed login, under the lock above.
+SETTLE_CONSOLE_REQUIRE_2FA = env_bool("SETTLE_CONSOLE_REQUIRE_2FA", False)
+OTP_TOTP_ISSUER = "Settle"
+OTP_TOTP_THROTTLE_FACTOR = 0
+OTP_STATIC_THROTTLE_FACTOR = 0
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -371,6 +423,8 @@ LOGGING = {
         # settle.job writes one line per run instead.
         "celery.app.trace": {"level": "CRITICAL"},
         "celery.worker.strategy": {"level": "WARNING"},
+        # Axes writes a line per failure; Settle's audit log already records each one.
+        "axes": {"level": "ERROR"},
     },
 }
 # Keep this logging configuration in the worker too, instead of Celery's own format.

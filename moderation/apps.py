@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class ModerationConfig(AppConfig):
     name = "moderation"
     verbose_name = "Moderation"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
+        from moderation.sessions import session_stamp_login
+
+        user_logged_in.connect(session_stamp_login, dispatch_uid="settle-session-login")

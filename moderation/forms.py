@@ -78,6 +78,17 @@ class AuditFilterForm(forms.Form):
         self.fields["action"].choices = [("", "any"), *((a, a) for a in actions)]
 
 
+class LoginUnlockForm(OptionalReasonForm):
+    username = forms.CharField(max_length=150, strip=True, required=False)
+    address = forms.GenericIPAddressField(required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if not (cleaned.get("username") or cleaned.get("address")):
+            raise forms.ValidationError("name a username or an address to unlock")
+        return cleaned
+
+
 # --- Deliveries ----------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from moderation import delivery_views, views
+from moderation import delivery_views, login_views, views
 
 app_name = "console"
 
@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("login/code/", login_views.login_code, name="login-code"),
+    path("2fa/", login_views.enrol, name="two-factor"),
     path("posting/", views.posting, name="posting"),
     path("posting/pause", views.posting_pause, name="posting-pause"),
     path("posting/resume", views.posting_resume, name="posting-resume"),
@@ -36,4 +38,5 @@ urlpatterns = [
     path("retention/", views.retention, name="retention"),
     path("retention/run", views.retention_run, name="retention-run"),
     path("audit/", views.audit, name="audit"),
+    path("audit/unlock", views.login_unlock, name="login-unlock"),
 ]

@@ -31,6 +31,7 @@ from moderation.forms import (
     AuditFilterForm,
     EntryFilterForm,
     LimitsForm,
+    LoginUnlockForm,
     LookupForm,
     OptionalReasonForm,
     ReasonForm,
@@ -408,6 +409,22 @@ def audit(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     return _page(request, "moderation/audit.html", {"form": form, "page": page})
 
+
+@require_POST
+@console("administer")
+def login_unlock(request: HttpRequest) -> HttpResponse:
+    form = LoginUnlockForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Nothing unlocked. {_form_errors(form)}")
+        return redirect("console:audit")
+    data = form.cleaned_data
+    services.login_unlock(
+        actor=_operator(request), username=data["username"], address=data["address"] or "",
+        reason=data["reason"],
+    )
+    what = " and ".join(part for part in (data["username"], data["address"]) if part)
+    messages.success(request, f"Unlocked logins for {what}.")
+    return redirect("console:audit")
 
 
 # --- Retention ---------------------------------------------------------------------------

@@ -1,0 +1,158 @@
+"""Failed logins are throttled (SPEC 7.1), by django-axes configured to Settle's addressing.
+
+- Every door that checks a password (`/console/login/`, `/admin/login/`) goes through
+  `django.contrib.auth.authenticate`, where `axes.backends.AxesStandaloneBackend` comes
+  first: a locked username or address is refused there, before any password is checked.
+  A wrong second-factor code is reported the same way (`login_failure_report`), so it
+  counts against the same username.
+- The address is SPEC 4's (`board.callers.client_address`): `X-Forwarded-For` is believed
+  only from a peer in SETTLE_TRUSTED_PROXIES, so a forged header changes nothing and two
+  operators behind one trusted proxy are counted apart. IPv6 is grouped by its /64, as
+  the API's rate limit does.
+- Axes compares one number with one limit; the contract has two (5 for a username, 20
+  for an address). `SettleAxesHandler.get_failures` answers in username units: an
+  address's count is scaled by 5/20, so either limit reached reads as `>= 5`.
+- Axes keeps one row per (username, address, user agent) whose count lives while the
+  row's last failure is younger than the cool-off; failures during a lock are refused
+  but not counted, so a lock ends 15 minutes after the failure that set it.
+- Failures, locks and unlocks are audit events (`login_failed`, `login_locked`,
+  `login_unlocked`) with the username tried and the address, never the password.
+"""
+
+import ipaddress
+import math
+from datetime import datetime, timedelta
+
+from axes.handlers.database import AxesDatabaseHandler
+from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_client_username
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.contrib.auth.signals import user_login_failed
+from django.db.models import Max, Sum
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from board.callers import client_address
+
+USERNAME_LIMIT = 5
+ADDRESS_LIMIT = 20
+COOL_OFF = timedelta(minutes=15)
+
+
+def login_address(request: HttpRequest) -> str:
+    """The address a login failure counts against: SPEC 4's client address, IPv6 by /64.
+
+    A forwarded hop that is not an address (a trusted proxy wrote `unknown`) counts
+    against the proxy itself: axes stores an IP address, and nothing better is known.
+    """
+    remote = request.META.get("REMOTE_ADDR", "") or "0.0.0.0"
+    for candidate in (client_address(remote, request.headers.get("X-Forwarded-For")), remote):
+        try:
+            parsed = ipaddress.ip_address(candidate.strip("[]"))
+        except ValueError:
+            continue
+        if isinstance(parsed, ipaddress.IPv6Address):
+            if parsed.ipv4_mapped:
+                return str(parsed.ipv4_mapped)
+            return str(ipaddress.ip_network(f"{parsed}/64", strict=False).network_address)
+        return str(parsed)
+    return "0.0.0.0"
+
+
+def _failures(**match) -> tuple[int, datetime | None]:
+    """Failures still counted for one username or one address, and the latest of them."""
+    found = AccessAttempt.objects.filter(
+        attempt_time__gte=timezone.now() - COOL_OFF, **match
+    ).aggregate(failures=Sum("failures_since_start"), latest=Max("attempt_time"))
+    return found["failures"] or 0, found["latest"]
+
+
+def lock_ends_at(*, username: str | None, address: str) -> datetime | None:
+    """When the lock on this username or address ends; None when neither is locked."""
+    ends = []
+    if username is not None:
+        failures, latest = _failures(username=username)
+        if failures >= USERNAME_LIMIT:
+            ends.append(latest + COOL_OFF)
+    failures, latest = _failures(ip_address=address)
+    if failures >= ADDRESS_LIMIT:
+        ends.append(latest + COOL_OFF)
+    return max(ends) if ends else None
+
+
+def _locked_by(*, username: str | None, address: str) -> list[str]:
+    by = []
+    if username is not None and _failures(username=username)[0] >= USERNAME_LIMIT:
+        by.append("username")
+    if _failures(ip_address=address)[0] >= ADDRESS_LIMIT:
+        by.append("address")
+    return by
+
+
+class SettleAxesHandler(AxesDatabaseHandler):
+    """Axes' database handler with the contract's two limits and Settle's audit events."""
+
+    def get_failures(self, request, credentials: dict | None = None) -> int:
+        username = get_client_username(request, credentials)
+        by_username = _failures(username=username)[0] if username is not None else 0
+        by_address = _failures(ip_address=request.axes_ip_address)[0]
+        return max(by_username, by_address * USERNAME_LIMIT // ADDRESS_LIMIT)
+
+    def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        from moderation import services
+
+        if request is None:
+            return
+        AxesProxyHandler.update_request(request)
+        refused = bool(request.axes_locked_out)
+        super().user_login_failed(sender, credentials, request, **kwargs)
+        username = get_client_username(request, credentials)
+        address = request.axes_ip_address
+        services.login_failure_record(
+            username=username or "",
+            address=address,
+            path=request.path,
+            refused=refused,
+            stage=(credentials or {}).get("stage", "password"),
+        )
+        if request.axes_locked_out and not refused:
+            services.login_lock_record(
+                username=username or "",
+                address=address,
+                by=_locked_by(username=username, address=address),
+                ends_at=lock_ends_at(username=username, address=address),
+            )
+
+
+def login_failure_report(request: HttpRequest, *, username: str, stage: str) -> None:
+    """Count a failure that was not a password check (a wrong second-factor code)."""
+    user_login_failed.send(
+        sender=__name__, credentials={"username": username, "stage": stage}, request=request
+    )
+
+
+def login_is_locked(request: HttpRequest, *, username: str) -> bool:
+    return not AxesProxyHandler.is_allowed(request, {"username": username})
+
+
+def lockout_response(
+    request: HttpRequest, original_response=None, credentials=None
+) -> HttpResponse:
+    """The page a locked login answers: 429, when the lock ends, and Retry-After."""
+    AxesProxyHandler.update_request(request)
+    username = get_client_username(request, credentials)
+    ends_at = lock_ends_at(username=username, address=request.axes_ip_address)
+    if ends_at is None:  # raced with the lock's end or an unlock: say the whole cool-off
+        ends_at = timezone.now() + COOL_OFF
+    retry_after = max(1, math.ceil((ends_at - timezone.now()).total_seconds()))
+    response = render(
+        request,
+        "moderation/login_locked.html",
+        {"ends_at": ends_at, "retry_after": retry_after, "login_url": settings.LOGIN_URL},
+        status=429,
+    )
+    response["Retry-After"] = str(retry_after)
+    response["Cache-Control"] = "no-store"
+    return response
