@@ -12,3 +12,9 @@ def entries_for(request_id: str) -> list:
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+# The deadline caps the last attempt's timeout, so on a slow machine the last attempt may
+# end in a timeout instead of the answer the earlier attempts got.
+CUT_BY_THE_DEADLINE = {"ReadTimeout", "WriteTimeout", "ConnectTimeout", "PoolTimeout",
+                       "TimeoutError"}
