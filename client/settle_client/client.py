@@ -62,7 +62,7 @@ class Client:
 
     def _post(self, fields: dict[str, Any], request_id: str | None,
               deadline: float | None) -> Settled:
-        request_id = str(uuid.UUID(request_id)) if request_id else str(uuid.uuid4())
+        request_id = _canonical(request_id) if request_id else str(uuid.uuid4())
         body = json.dumps({"request_id": request_id, **fields}, ensure_ascii=False,
                           separators=(",", ":"))
         seconds = self.deadline if deadline is None else deadline
@@ -130,7 +130,7 @@ class Client:
         status, data = answer.status, answer.data
         if status == 201 and data.get("request_id") == request_id:
             return Settled(request_id, data, False, "created")
-        if status == 200 and data.get("replayed") is True:
+        if status == 200 and data.get("replayed") is True and data.get("request_id") == request_id:
             return Settled(request_id, data, True, "replayed")
         if status < 400 or status >= 500 or status in RETRY_STATUSES:
             return None
@@ -150,7 +150,8 @@ class Client:
             return None
         status = answer.data.get("status") if answer.status == 200 else None
         logger.info("lookup of %s: %s %s", request_id, answer.status, status)
-        if status == "succeeded" and isinstance(answer.data.get("result"), dict):
+        if (status == "succeeded" and isinstance(answer.data.get("result"), dict)
+                and answer.data.get("request_id") == request_id):
             return Settled(request_id, answer.data["result"], True, "looked_up")
         if status in ("deleted", "expired"):
             return Refused(code=status, status=410, request_id=request_id)
@@ -175,6 +176,14 @@ class Client:
             self.journal.record(request_id, state="refused", outcome=outcome.as_json())
             logger.info("%s refused: %s %s", request_id, outcome.status, outcome.code)
         return outcome
+
+
+def _canonical(request_id: str) -> str:
+    """The lowercase hyphenated form the server echoes; anything else goes as given."""
+    try:
+        return str(uuid.UUID(request_id))
+    except ValueError:
+        return request_id
 
 
 def _code(answer: Answer) -> str | None:

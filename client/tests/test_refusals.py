@@ -114,3 +114,13 @@ def test_a_journaled_id_with_other_content_is_a_value_error_and_nothing_is_sent(
 
     assert proxy.seen.writes == 0
     assert len(entries_for(request_id)) == 1
+
+
+def test_a_request_id_that_is_not_a_uuid_is_sent_and_refused_by_the_server(
+    proxy, token, journal
+):
+    with pytest.raises(Refused) as no:
+        ask(client_for(proxy, token, journal), "not-a-uuid")
+
+    assert (no.value.code, no.value.status) == ("invalid_request", 422)
+    assert proxy.seen.writes == 1
