@@ -33,8 +33,9 @@ $(VENV)/.installed: pyproject.toml $(VENV_PYTHON)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed
+$(VENV)/.installed-test: $(VENV)/.installed client/pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e './client[mcp]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -1,0 +1,67 @@
+"""The journal: private files, no token, the intent committed before the first byte."""
+
+import os
+import sqlite3
+import stat
+
+import pytest
+from live import new_id
+from settle_client import Client, Unconfirmed
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_journal_and_its_folders_are_private_whatever_the_umask(proxy, token, tmp_path):
+    journal = tmp_path / "deep" / "state" / "journal.sqlite3"
+    previous = os.umask(0)
+    try:
+        client = Client(proxy.url, token=token, journal=journal, deadline=3.0)
+        client.post_question("Private?", f"identity {new_id()}", actor={"name": "j"})
+    finally:
+        os.umask(previous)
+
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+    assert stat.S_IMODE(journal.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(journal.parent.parent.stat().st_mode) == 0o700
+    for side in journal.parent.iterdir():
+        assert stat.S_IMODE(side.stat().st_mode) == 0o600, side
+
+
+def test_the_journal_never_holds_the_token(proxy, token, journal):
+    client = Client(proxy.url, token=token, journal=journal, deadline=3.0)
+    client.post_question("Secret?", f"identity {new_id()}", actor={"name": "j"})
+
+    assert token.encode() not in journal.read_bytes()
+
+
+def test_the_intent_is_committed_before_the_first_byte_is_sent(proxy, token, journal):
+    proxy.reset(["hold"] * 10)
+    request_id = new_id()
+    seen_when_forwarded = []
+
+    def look() -> None:
+        proxy.seen.forwarded.wait(5)
+        with sqlite3.connect(journal) as db:
+            seen_when_forwarded.extend(db.execute(
+                "SELECT request_id, base_url, state FROM intents").fetchall())
+
+    import threading
+    watcher = threading.Thread(target=look)
+    watcher.start()
+    client = Client(proxy.url + "/", token=token, journal=journal, deadline=1.5,
+                    attempt_timeout=1.0)
+    with pytest.raises(Unconfirmed):
+        client.post_question("Journaled?", f"identity {request_id}", actor={"name": "j"},
+                             request_id=request_id)
+    watcher.join()
+
+    assert seen_when_forwarded == [(request_id, proxy.url, "pending")]
+
+
+def test_the_default_path_comes_from_settle_journal(proxy, token, tmp_path, monkeypatch):
+    monkeypatch.setenv("SETTLE_JOURNAL", str(tmp_path / "from-env.sqlite3"))
+
+    Client(proxy.url, token=token).post_question("Where?", f"identity {new_id()}",
+                                                 actor={"name": "j"})
+
+    assert (tmp_path / "from-env.sqlite3").exists()
