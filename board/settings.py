@@ -240,6 +240,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "maintenance.purge_deliveries",
         "schedule": _every(timedelta(hours=1)),
     },
+    # An erasure whose worker died goes to a worker again (SPEC 8.4).
+    "erasures-resume": {
+        "task": "moderation.erasures_resume",
+        "schedule": _every(timedelta(minutes=1)),
+    },
 }
 
 # --- Settle ---------------------------------------------------------------------------
