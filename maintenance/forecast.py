@@ -93,12 +93,13 @@ def purge_forecast(*, now: datetime) -> dict[str, dict]:
 
 
 def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:
-    """Receipts whose `receipt_expires_at` falls on each UTC day of the next `days` days,
-    today first; days with none included as 0."""
+    """Receipts whose `receipt_expires_at` falls within the next `days` days (after `now`,
+    up to `now + days`), per UTC day: today (its rest) to the day `days` ahead (its part
+    up to the same time), zeros included, so `days + 1` bars."""
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     rows = (
         Receipt.objects.filter(
-            receipt_expires_at__gte=now, receipt_expires_at__lt=start + timedelta(days=days)
+            receipt_expires_at__gt=now, receipt_expires_at__lte=now + timedelta(days=days)
         )
         .annotate(day=TruncDate("receipt_expires_at"))
         .values("day")
@@ -106,7 +107,7 @@ def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[dat
     )
     per_day = {row["day"]: row["n"] for row in rows}
     out = []
-    for offset in range(days):
+    for offset in range(days + 1):
         day = start + timedelta(days=offset)
         out.append((day, per_day.get(day.date(), 0)))
     return out

@@ -21,9 +21,11 @@ Design note
   when it ends (the counts); the per-entry deletes are not audited one by one.
 """
 
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -34,8 +36,6 @@ from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record
 
 ERASE_BATCH_SIZE = 200
-# A running erasure whose last batch is older than this has lost its runner.
-ERASE_STALE_AFTER = timedelta(minutes=2)
 
 
 class ErasureRefused(ValueError):
@@ -126,14 +126,24 @@ def erasure_start(
     return erasure, True
 
 
-def erasure_run(*, erasure_id: int, batch_size: int = ERASE_BATCH_SIZE) -> Erasure:
+def erasure_run(
+    *,
+    erasure_id: int,
+    batch_size: int = ERASE_BATCH_SIZE,
+    time_budget: timedelta | None = None,
+) -> Erasure:
     """Delete the erasure's live entries batch by batch, then mark it finished and audit
-    its end. Safe to call again after a crash, or while another call runs it."""
+    its end. Safe to call again after a crash, or while another call runs it. With a
+    `time_budget`, returns when it is spent, the erasure still running (the Celery task
+    then queues itself again: a task must end within its time limit)."""
+    deadline = time.monotonic() + time_budget.total_seconds() if time_budget else None
     erasure = Erasure.objects.get(pk=erasure_id)
     while erasure.state == Erasure.State.RUNNING:
         if not _batch(erasure, batch_size):
             _finish(erasure)
         erasure.refresh_from_db()
+        if deadline is not None and time.monotonic() >= deadline:
+            break
     return erasure
 
 
@@ -207,9 +217,9 @@ def principal_erase(
 
 
 def erasures_stale(*, now: datetime | None = None) -> list[int]:
-    """Running erasures whose last batch is older than ERASE_STALE_AFTER: their runner
-    died (a worker killed), and `erasures_resume` hands them to a worker again."""
-    moment = (now or timezone.now()) - ERASE_STALE_AFTER
+    """Running erasures whose last batch is older than SETTLE_ERASE_STALE_AFTER: their
+    runner died (a worker killed), and `erasures_resume` hands them to a worker again."""
+    moment = (now or timezone.now()) - settings.SETTLE_ERASE_STALE_AFTER
     return list(
         Erasure.objects.filter(state=Erasure.State.RUNNING, updated_at__lt=moment)
         .values_list("id", flat=True)

@@ -110,6 +110,8 @@ def test_a_bad_at_is_refused_and_changes_nothing(agent, args):
 
 def test_receipts_expiring_per_day_over_the_next_30_days(agent):
     _some_threads(agent, n=2)
-    days = forecast.receipts_expiring_by_day(now=timezone.now() + timedelta(days=29))
-    assert len(days) == 30
-    assert sum(n for _, n in days) == 4
+    # receipts written now with the 30-day retention expire on the last bar
+    days = forecast.receipts_expiring_by_day(now=timezone.now())
+    assert len(days) == 31
+    assert sum(n for _, n in days) == 4 and days[-1][1] == 4
+    assert sum(n for _, n in forecast.receipts_expiring_by_day(now=timezone.now(), days=29)) == 0

@@ -3,6 +3,7 @@
 
 from datetime import datetime
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from moderation import erasure
@@ -34,13 +35,17 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="only entries created at or after this time")
         parser.add_argument("--revoke-tokens", action="store_true")
         parser.add_argument("--dry-run", action="store_true", help="print the counts only")
-        parser.add_argument("--batch-size", type=int, default=erasure.ERASE_BATCH_SIZE)
+        parser.add_argument(
+            "--batch-size", type=int, default=None,
+            help="entries a transaction (default SETTLE_ERASE_BATCH_SIZE)",
+        )
 
     def handle(self, *args, name: str, reason: str, since: str | None, **options) -> None:
         moment = _since(since)
         if not reason.strip():
             raise CommandError("--reason: a reason is required to erase entries")
-        if options["batch_size"] < 1:
+        batch_size = options["batch_size"] or settings.SETTLE_ERASE_BATCH_SIZE
+        if batch_size < 1:
             raise CommandError("--batch-size: at least 1")
         try:
             if options["dry_run"]:
@@ -51,7 +56,7 @@ class Command(BaseCommand):
                 return
             done = erasure.principal_erase(
                 actor=COMMAND_LINE, name=name, reason=reason, since=moment,
-                revoke_tokens=options["revoke_tokens"], batch_size=options["batch_size"],
+                revoke_tokens=options["revoke_tokens"], batch_size=batch_size,
             )
         except erasure.ErasureRefused as refusal:
             raise CommandError(str(refusal)) from None
