@@ -156,20 +156,12 @@ def _batch(erasure: Erasure, batch_size: int) -> int:
         if connection.vendor == "postgresql":
             # Waits for a row another runner holds, then drops it if that one deleted it.
             due = due.select_for_update(of=("self",))
-        rows = list(due.values_list("id", "type")[:batch_size])
+        rows = list(due.values_list("id", flat=True)[:batch_size])
         if not rows:
             return 0
         now = timezone.now()
-        questions = replies = 0
-        for entry_id, kind in rows:
-            try:
-                board.entry_delete(entry_id=entry_id, now=now)
-            except Entry.DoesNotExist:  # deleted meanwhile by someone else
-                continue
-            if kind == Entry.Type.QUESTION:
-                questions += 1
-            else:
-                replies += 1
+        deleted = board.entries_delete(entry_ids=rows, now=now)
+        questions, replies = deleted["questions"], deleted["replies"]
         Erasure.objects.filter(pk=erasure.pk).update(
             done=F("done") + questions + replies,
             questions=F("questions") + questions,
