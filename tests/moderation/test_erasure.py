@@ -13,6 +13,7 @@ from moderation import erasure
 from moderation.models import AuditEvent, Erasure
 from receipts.models import Receipt
 from tests.conftest import counts, question, reply
+from tests.maintenance.conftest import delivery_settings  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")
 
@@ -174,3 +175,23 @@ def test_a_stale_running_erasure_is_listed_for_resumption(agent):
     started, _ = erasure.erasure_start(actor="admin", name="agent", reason="spam")
     assert erasure.erasures_stale() == []
     assert erasure.erasures_stale(now=timezone.now() + timedelta(minutes=3)) == [started.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("delivery_settings")
+def test_an_erased_entrys_accepted_deliveries_are_cancelled(agent):
+    from maintenance import deliveries
+    from maintenance.models import Delivery
+
+    # given: an endpoint, so each new entry has an accepted delivery
+    deliveries.endpoint_add(name="hooks", url="https://hooks.example/hook")
+    entry_id, _ = _posted(agent, question())
+    assert Delivery.objects.get(entry_id=entry_id).state == "accepted"
+
+    # when
+    erase("agent", "--reason", "spam")
+
+    # then: the cancel rule, as an operator delete applies it
+    delivery = Delivery.objects.get(entry_id=entry_id)
+    assert delivery.state == "cancelled" and delivery.settled_at is not None
+    assert delivery.note == "entry deleted"
