@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from board import signals, statements
@@ -582,3 +583,33 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
         )
         signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
     return entry
+
+
+def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict[str, int]:
+    """`entry_delete` for many entries in one transaction (an erasure's batch): the same
+    rule (text and actor removed, receipts marked deleted, deliveries cancelled) in a
+    statement each instead of a statement each per entry. Entries already deleted are
+    left alone and not counted. Returns the counts by type: questions and replies."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        live = Entry.objects.filter(pk__in=entry_ids, deleted_at__isnull=True)
+        if connection.vendor == "postgresql":
+            live = live.select_for_update()
+        rows = list(live.values_list("id", "type"))
+        ids = [entry_id for entry_id, _ in rows]
+        if not ids:
+            return {"questions": 0, "replies": 0}
+        Entry.objects.filter(pk__in=ids).update(
+            title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
+            body="", actor_name="", actor_model="", actor_trigger="",
+            visible=False, deleted_at=now,
+        )
+        receipts.receipt_mark_deleted(
+            operation=POST_ENTRY,
+            result_ids=ids,
+            now=now,
+            retention=settings.SETTLE_DELETION_RETENTION,
+        )
+        signals.entries_deleted.send(sender=Entry, entry_ids=ids, now=now)
+    questions = sum(1 for _, kind in rows if kind == Entry.Type.QUESTION)
+    return {"questions": questions, "replies": len(rows) - questions}

@@ -323,6 +323,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "maintenance.purge_deliveries",
         "schedule": _every(timedelta(hours=1)),
     },
+    # An erasure whose worker died goes to a worker again (SPEC 8.4).
+    "erasures-resume": {
+        "task": "moderation.erasures_resume",
+        "schedule": _every(timedelta(minutes=1)),
+    },
 }
 
 # --- Settle ---------------------------------------------------------------------------
@@ -366,6 +371,10 @@ SETTLE_DELIVERY_TIMEOUT = env_duration("SETTLE_DELIVERY_TIMEOUT", "10s")
 SETTLE_DELIVERY_DEADLINE = env_duration("SETTLE_DELIVERY_DEADLINE", "24h")
 SETTLE_DELIVERY_SCHEDULE = env_duration_list("SETTLE_DELIVERY_SCHEDULE", "0,5s,5m,30m,2h,5h,10h")
 SETTLE_DELIVERY_RETENTION = env_duration("SETTLE_DELIVERY_RETENTION", "30d")
+# Erasure (SPEC 8.4): entries a batch (one short transaction), and how long a running
+# erasure may go without a committed batch before the resume job hands it to a worker.
+SETTLE_ERASE_BATCH_SIZE = env_int("SETTLE_ERASE_BATCH_SIZE", 200, minimum=1)
+SETTLE_ERASE_STALE_AFTER = env_duration("SETTLE_ERASE_STALE_AFTER", "120s")
 SETTLE_ENDPOINT_DISABLE_AFTER = env_duration("SETTLE_ENDPOINT_DISABLE_AFTER", "5d")
 # How long past its timeout a running attempt's lease lasts before the sweep counts it as
 # "sent, no answer": room for the worker to write its result after the last byte.

@@ -20,3 +20,7 @@ entry_created = Signal()
 # Sent inside the transaction that deletes an entry, after it is blanked and its receipt
 # marked deleted. Keyword arguments: `entry`, `now`.
 entry_deleted = Signal()
+
+# The same, for a batch of entries deleted in one transaction (an erasure, SPEC 8.4).
+# Keyword arguments: `entry_ids`, `now`.
+entries_deleted = Signal()

@@ -13,3 +13,6 @@ class MaintenanceConfig(AppConfig):
 
         signals.entry_companions.connect(outbox.outbox_companion, dispatch_uid="outbox-created")
         signals.entry_deleted.connect(outbox.on_entry_deleted, dispatch_uid="outbox-deleted")
+        signals.entries_deleted.connect(
+            outbox.on_entries_deleted, dispatch_uid="outbox-entries-deleted"
+        )

@@ -194,12 +194,22 @@ def _settled_unless_unknown(now: datetime) -> Case:
 
 def deliveries_cancel_for_entry(*, entry_id: int, now: datetime, note: str) -> int:
     """Apply the cancel rule to an entry's accepted and running deliveries."""
-    settled = Delivery.objects.filter(entry_id=entry_id, state=S.ACCEPTED).update(
+    return deliveries_cancel_for_entries(entry_ids=[entry_id], now=now, note=note)
+
+
+def on_entries_deleted(sender, *, entry_ids: list[int], now: datetime, **kwargs) -> None:
+    """`board.signals.entries_deleted`: the cancel rule for a batch, in its transaction."""
+    deliveries_cancel_for_entries(entry_ids=entry_ids, now=now, note="entry deleted")
+
+
+def deliveries_cancel_for_entries(*, entry_ids: list[int], now: datetime, note: str) -> int:
+    """Apply the cancel rule to these entries' accepted and running deliveries."""
+    settled = Delivery.objects.filter(entry_id__in=entry_ids, state=S.ACCEPTED).update(
         state=_cancel_rule_state(), note=note,
         settled_at=_settled_unless_unknown(now),
         next_attempt_at=None,
     )
-    asked = Delivery.objects.filter(entry_id=entry_id, state=S.RUNNING).update(
+    asked = Delivery.objects.filter(entry_id__in=entry_ids, state=S.RUNNING).update(
         state=S.CANCEL_REQUESTED, note=note
     )
     return settled + asked

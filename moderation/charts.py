@@ -58,3 +58,30 @@ def hourly_bar_chart(hours: list[HourCount]) -> BarChart:
         last_label=f"{hours[-1].hour:%b %d %H}:00 UTC" if hours else "",
         total=sum(h.count for h in hours),
     )
+
+
+def labelled_bar_chart(
+    points: list[tuple[str, float]], *, first_label: str, last_label: str
+) -> BarChart:
+    """A bar per (label, value), drawn like the dashboard's: the retention page's
+    receipts expiring per day and purge run durations."""
+    peak = max((value for _, value in points), default=0)
+    scale = (HEIGHT - BOTTOM - TOP) / peak if peak else 0
+    slot = (WIDTH - LEFT) / max(len(points), 1)
+    baseline = HEIGHT - BOTTOM
+    bars = [
+        Bar(
+            x=round(LEFT + i * slot + 1, 1),
+            y=round(baseline - value * scale, 1),
+            width=round(max(slot - 2, 1), 1),
+            height=round(value * scale, 1),
+            label=label,
+        )
+        for i, (label, value) in enumerate(points)
+    ]
+    return BarChart(
+        width=WIDTH, height=HEIGHT, left=LEFT, baseline=baseline, top=TOP,
+        peak=round(peak, 3) if isinstance(peak, float) else peak, bars=bars,
+        first_label=first_label, last_label=last_label,
+        total=round(sum(value for _, value in points), 3),
+    )

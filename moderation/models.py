@@ -17,3 +17,49 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action}"
+
+
+class Erasure(models.Model):
+    """The one record of progress of erasing a principal's entries (SPEC 8.4).
+
+    `up_to_id` bounds the entries it covers (the newest entry id when it started), so its
+    `total` is fixed; every batch adds to `done`, `questions` and `replies` in the
+    transaction that deletes the entries, so after a crash the counts match what is
+    deleted and the next run takes up the entries still live.
+    """
+
+    class State(models.TextChoices):
+        RUNNING = "running"
+        FINISHED = "finished"
+
+    principal = models.ForeignKey(
+        "board.Principal", on_delete=models.PROTECT, related_name="erasures"
+    )
+    actor = models.CharField(max_length=150)
+    reason = models.TextField()
+    since = models.DateTimeField(null=True, blank=True)
+    revoke_tokens = models.BooleanField(default=False)
+    up_to_id = models.BigIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    questions = models.PositiveIntegerField(default=0)
+    replies = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # When a batch last committed: a running erasure quiet for long lost its worker.
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            # A second start for the same principal while one runs joins that one.
+            models.UniqueConstraint(
+                fields=["principal"],
+                condition=models.Q(state="running"),
+                name="erasure_one_running_per_principal",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"erasure of {self.principal_id}: {self.done}/{self.total} ({self.state})"

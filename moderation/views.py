@@ -24,7 +24,7 @@ from kombu.exceptions import KombuError
 from board import services as board
 from board.models import Entry
 from maintenance import selectors as maintenance
-from moderation import charts, selectors, services
+from moderation import charts, erasure_views, selectors, services
 from moderation.access import access_for
 from moderation.forms import (
     REASON_MAX,
@@ -394,6 +394,18 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     return redirect("console:tokens")
 
 
+@require_POST
+@console("administer")
+def erase(request: HttpRequest) -> HttpResponse:
+    return erasure_views.erase_start(request, actor=_operator(request))
+
+
+@require_GET
+@console()
+def erasure(request: HttpRequest, erasure_id: int) -> HttpResponse:
+    return _page(request, "moderation/erasure.html", erasure_views.erasure_page_context(erasure_id))
+
+
 # --- Audit -------------------------------------------------------------------------------
 
 
@@ -447,7 +459,11 @@ def retention(request: HttpRequest) -> HttpResponse:
         }
         for job in overview.jobs
     ]
-    return _page(request, "moderation/retention.html", {"overview": overview, "rows": rows})
+    return _page(
+        request,
+        "moderation/retention.html",
+        {"overview": overview, "rows": rows, **erasure_views.retention_context()},
+    )
 
 
 @require_POST

@@ -1,0 +1,122 @@
+"""What the next purge will do (SPEC 8.3): the dry run's counts per job, what holds keep
+back, receipts expiring per day, and the recent runs of each job.
+
+Design note
+-----------
+The counts are not estimated: `purge_forecast` runs every purge for real inside one
+transaction and rolls it back, so the number it reports is, by construction, the number
+the same purge would record. The `purge` command and the console's retention page both call it.
+
+Each job's `removed` is the one count the job records for the rows it exists to remove
+(`REMOVED_KEY`): entries for expired threads, receipts for deletion records, and so on.
+"""
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+
+from maintenance import services
+from maintenance.models import MaintenanceRun
+from receipts.models import Receipt
+
+# The count a job's `removed` is read from, as the job records it in MaintenanceRun.counts.
+REMOVED_KEY = {
+    "purge-expired-threads": "entries",
+    "purge-deletion-records": "receipts",
+    "purge-tombstones": "tombstones",
+    "purge-attempts": "attempts",
+    "purge-audit-events": "audit_events",
+    "purge-deliveries": "deliveries",
+}
+JOBS = list(REMOVED_KEY)
+
+
+def _purges() -> dict[str, Callable[..., services.PurgeResult]]:
+    # The audit log's purge is the moderation app's; imported here, late, to keep the
+    # apps' import order one way (moderation imports maintenance).
+    from moderation.services import audit_purge
+
+    return {
+        "purge-expired-threads": services.purge_expired_threads,
+        "purge-deletion-records": services.purge_deletion_records,
+        "purge-tombstones": services.purge_tombstones,
+        "purge-attempts": services.purge_attempts,
+        "purge-audit-events": audit_purge,
+        "purge-deliveries": services.purge_deliveries,
+    }
+
+
+def held_by_holds(*, job: str, now: datetime) -> int:
+    """What `job` would remove at `now` but for a hold (SPEC 8.2).
+
+    Holds are not built on this branch: nothing is held, so 0. The holds work fills this
+    function in; the forecast, the command and the page read it from here only.
+    """
+    return 0
+
+
+def removed_count(*, job: str, counts: dict[str, int]) -> int:
+    return int(counts.get(REMOVED_KEY[job], 0))
+
+
+def purge_forecast(*, now: datetime) -> dict[str, dict]:
+    """Per job, `{"removed": N, "held": N, "counts": {...}}`: what a purge at `now` would
+    remove (a dry run, nothing changes), what a hold keeps back, and every count the job
+    records. `--json` and the page show `removed` and `held`.
+
+    The jobs run as `purge` runs them, one after the other in the beat schedule's order,
+    inside one transaction rolled back at the end: a job sees what the jobs before it
+    would have removed (the thread purge takes deleted replies' receipts with their
+    thread, so the deletion-record purge does not count them again).
+    """
+    purges = _purges()
+    forecast = {}
+    with transaction.atomic():
+        for job in services.purge_jobs():
+            result = purges[job](
+                now=now,
+                batch_size=settings.SETTLE_PURGE_BATCH_SIZE,
+                # No time budget cuts the count short: it covers everything due.
+                time_budget=timedelta(days=1),
+            )
+            forecast[job] = {
+                "removed": removed_count(job=job, counts=result.counts),
+                "held": held_by_holds(job=job, now=now),
+                "counts": result.counts,
+            }
+        transaction.set_rollback(True)
+    return forecast
+
+
+def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:
+    """Receipts whose `receipt_expires_at` falls within the next `days` days (after `now`,
+    up to `now + days`), per UTC day: today (its rest) to the day `days` ahead (its part
+    up to the same time), zeros included, so `days + 1` bars."""
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    rows = (
+        Receipt.objects.filter(
+            receipt_expires_at__gt=now, receipt_expires_at__lte=now + timedelta(days=days)
+        )
+        .annotate(day=TruncDate("receipt_expires_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+    )
+    per_day = {row["day"]: row["n"] for row in rows}
+    out = []
+    for offset in range(days + 1):
+        day = start + timedelta(days=offset)
+        out.append((day, per_day.get(day.date(), 0)))
+    return out
+
+
+def recent_runs(*, per_job: int = 30) -> dict[str, list[MaintenanceRun]]:
+    """The last `per_job` recorded runs of each purge job, oldest first."""
+    runs = {}
+    for job in JOBS:
+        latest = MaintenanceRun.objects.filter(job=job).order_by("-started_at")[:per_job]
+        runs[job] = list(reversed(latest))
+    return runs

@@ -1,0 +1,218 @@
+"""Erasing a principal's entries (SPEC 8.4): every entry of one agent, each deleted as one
+operator delete, in batches, resumable, with one record of progress.
+
+Design note
+-----------
+* **One record of progress.** `erasure_start` writes an `Erasure` (running) with the
+  total it covers, fixed by `up_to_id` (the newest entry id at the start) and `since`;
+  a partial unique index allows one running erasure per principal. A second start while
+  one runs gets that record back and joins it.
+* **Batches.** `erasure_run` deletes up to `batch_size` live entries per transaction,
+  each through `board.services.entry_delete` (the operator delete: text and actor gone,
+  receipt `deleted`, accepted deliveries cancelled), and adds the batch's counts to the
+  record in the same transaction. A crash loses at most the open batch, and then both
+  the entries and the counts roll back together: the next run (the Celery message
+  delivered again, `erasures_resume`, or a second start) takes up the live entries left.
+  Two runners on one erasure are safe: rows are locked (`FOR UPDATE` on PostgreSQL, the
+  write transaction on SQLite) and a row another runner deleted no longer matches.
+* **Short transactions** keep the write path answering: a batch holds the writer turn
+  (SQLite) or its rows (PostgreSQL) for a few milliseconds; other principals' posts go on.
+* **Audit**: one event when it starts (name, reason, total, since, tokens revoked), one
+  when it ends (the counts); the per-entry deletes are not audited one by one.
+"""
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from board import services as board
+from board.models import Entry, Principal
+from moderation.models import Erasure
+from moderation.services import _require_reason, audit_record
+
+ERASE_BATCH_SIZE = 200
+
+
+class ErasureRefused(ValueError):
+    """An erase that cannot start: no reason, an unknown principal."""
+
+
+@dataclass(frozen=True)
+class ErasureCounts:
+    total: int
+    questions: int
+    replies: int
+
+
+def _principal(name: str) -> Principal:
+    principal = Principal.objects.filter(name=name).first()
+    if principal is None:
+        raise ErasureRefused(f"no agent is named {name!r}")
+    return principal
+
+
+def _live_entries(
+    principal_id: int, *, since: datetime | None, up_to_id: int | None = None
+) -> QuerySet:
+    entries = Entry.objects.filter(principal_id=principal_id, deleted_at__isnull=True)
+    if since is not None:
+        entries = entries.filter(created_at__gte=since)
+    if up_to_id is not None:
+        entries = entries.filter(id__lte=up_to_id)
+    return entries
+
+
+def _counted(entries: QuerySet) -> ErasureCounts:
+    questions = entries.filter(type=Entry.Type.QUESTION).count()
+    replies = entries.filter(type=Entry.Type.REPLY).count()
+    return ErasureCounts(total=questions + replies, questions=questions, replies=replies)
+
+
+def erasure_preview(*, name: str, since: datetime | None = None) -> ErasureCounts:
+    """What an erase of NAME's entries (since `since`) would delete now; changes nothing."""
+    return _counted(_live_entries(_principal(name).pk, since=since))
+
+
+def erasure_start(
+    *,
+    actor: str,
+    name: str,
+    reason: str,
+    since: datetime | None = None,
+    revoke_tokens: bool = False,
+    now: datetime | None = None,
+) -> tuple[Erasure, bool]:
+    """Record an erasure of NAME's entries and audit its start; with `revoke_tokens`, its
+    tokens are revoked in the same transaction. Returns the record and whether it is new:
+    while one runs for NAME, that one is returned (and nothing is revoked or audited)."""
+    try:
+        reason = _require_reason(reason)
+    except ValueError as error:
+        raise ErasureRefused(str(error)) from None
+    principal = _principal(name)
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            running = Erasure.objects.filter(
+                principal=principal, state=Erasure.State.RUNNING
+            ).first()
+            if running is not None:
+                return running, False
+            newest = Entry.objects.order_by("-id").values_list("id", flat=True).first() or 0
+            counted = _counted(_live_entries(principal.pk, since=since, up_to_id=newest))
+            erasure = Erasure.objects.create(
+                principal=principal, actor=actor, reason=reason, since=since,
+                revoke_tokens=revoke_tokens, up_to_id=newest, total=counted.total,
+                started_at=now, updated_at=now,
+            )
+            revoked = board.token_revoke(name=name, now=now) if revoke_tokens else 0
+            audit_record(
+                actor=actor, action="erase_start", target_type="principal",
+                target_ids=[principal.pk], reason=reason, now=now,
+                details={
+                    "name": name, "erasure": erasure.pk, "total": counted.total,
+                    "since": since.isoformat() if since else None, "tokens_revoked": revoked,
+                },
+            )
+    except IntegrityError:
+        # Another start committed between our read and our insert (PostgreSQL): join it.
+        running = Erasure.objects.get(principal=principal, state=Erasure.State.RUNNING)
+        return running, False
+    return erasure, True
+
+
+def erasure_run(
+    *,
+    erasure_id: int,
+    batch_size: int = ERASE_BATCH_SIZE,
+    time_budget: timedelta | None = None,
+) -> Erasure:
+    """Delete the erasure's live entries batch by batch, then mark it finished and audit
+    its end. Safe to call again after a crash, or while another call runs it. With a
+    `time_budget`, returns when it is spent, the erasure still running (the Celery task
+    then queues itself again: a task must end within its time limit)."""
+    deadline = time.monotonic() + time_budget.total_seconds() if time_budget else None
+    erasure = Erasure.objects.get(pk=erasure_id)
+    while erasure.state == Erasure.State.RUNNING:
+        if not _batch(erasure, batch_size):
+            _finish(erasure)
+        erasure.refresh_from_db()
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+    return erasure
+
+
+def _batch(erasure: Erasure, batch_size: int) -> int:
+    """One transaction: delete up to `batch_size` entries and count them on the record."""
+    with transaction.atomic():
+        due = _live_entries(
+            erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id
+        ).order_by("id")
+        if connection.vendor == "postgresql":
+            # Waits for a row another runner holds, then drops it if that one deleted it.
+            due = due.select_for_update(of=("self",))
+        rows = list(due.values_list("id", flat=True)[:batch_size])
+        if not rows:
+            return 0
+        now = timezone.now()
+        deleted = board.entries_delete(entry_ids=rows, now=now)
+        questions, replies = deleted["questions"], deleted["replies"]
+        Erasure.objects.filter(pk=erasure.pk).update(
+            done=F("done") + questions + replies,
+            questions=F("questions") + questions,
+            replies=F("replies") + replies,
+            updated_at=now,
+        )
+        return len(rows)
+
+
+def _finish(erasure: Erasure) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        # Conditional: of two runners that both found nothing left, one audits the end.
+        changed = Erasure.objects.filter(pk=erasure.pk, state=Erasure.State.RUNNING).update(
+            state=Erasure.State.FINISHED, finished_at=now, updated_at=now
+        )
+        if not changed:
+            return
+        erasure.refresh_from_db()
+        audit_record(
+            actor=erasure.actor, action="erase_end", target_type="principal",
+            target_ids=[erasure.principal_id], reason=erasure.reason, now=now,
+            details={
+                "name": erasure.principal.name, "erasure": erasure.pk, "done": erasure.done,
+                "questions": erasure.questions, "replies": erasure.replies,
+            },
+        )
+
+
+def principal_erase(
+    *,
+    actor: str,
+    name: str,
+    reason: str,
+    since: datetime | None = None,
+    revoke_tokens: bool = False,
+    batch_size: int = ERASE_BATCH_SIZE,
+) -> Erasure:
+    """Start (or join) an erasure of NAME's entries and run it to the end in this process
+    (the `erase` command)."""
+    erasure, _ = erasure_start(
+        actor=actor, name=name, reason=reason, since=since, revoke_tokens=revoke_tokens
+    )
+    return erasure_run(erasure_id=erasure.pk, batch_size=batch_size)
+
+
+def erasures_stale(*, now: datetime | None = None) -> list[int]:
+    """Running erasures whose last batch is older than SETTLE_ERASE_STALE_AFTER: their
+    runner died (a worker killed), and `erasures_resume` hands them to a worker again."""
+    moment = (now or timezone.now()) - settings.SETTLE_ERASE_STALE_AFTER
+    return list(
+        Erasure.objects.filter(state=Erasure.State.RUNNING, updated_at__lt=moment)
+        .values_list("id", flat=True)
+    )

@@ -1,0 +1,110 @@
+"""The console's doors onto erasure (SPEC 8.4) and the retention page's forecast (8.3):
+they read a form, call `moderation.erasure` or `maintenance.forecast`, and answer."""
+
+from datetime import datetime
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils import timezone
+from kombu.exceptions import KombuError
+
+from maintenance import forecast
+from moderation import charts, erasure
+from moderation.forms import REASON_MAX
+from moderation.models import Erasure
+
+REFRESH_SECONDS = 2
+
+
+class EraseForm(forms.Form):
+    name = forms.CharField(max_length=80)
+    reason = forms.CharField(max_length=REASON_MAX, strip=True)
+    since = forms.CharField(required=False, strip=True)
+    revoke_tokens = forms.BooleanField(required=False)
+
+    def clean_since(self) -> datetime | None:
+        text = self.cleaned_data["since"]
+        if not text:
+            return None
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise forms.ValidationError(
+                "Since: an ISO-8601 date-time, e.g. 2026-05-01T00:00Z."
+            ) from None
+        if moment.tzinfo is None:
+            raise forms.ValidationError("Since: give an offset or Z.")
+        return moment
+
+
+def erase_start(request: HttpRequest, *, actor: str) -> HttpResponse:
+    form = EraseForm(request.POST)
+    if not form.is_valid():
+        errors = " ".join(str(e) for field in form.errors.values() for e in field)
+        messages.error(request, f"Nothing erased. {errors}")
+        return redirect("console:tokens")
+    data = form.cleaned_data
+    try:
+        started, created = erasure.erasure_start(
+            actor=actor, name=data["name"], reason=data["reason"], since=data["since"],
+            revoke_tokens=data["revoke_tokens"],
+        )
+    except erasure.ErasureRefused as refusal:
+        messages.error(request, f"Nothing erased: {refusal}.")
+        return redirect("console:tokens")
+    from moderation.tasks import erasure_run
+
+    try:
+        erasure_run.delay(started.pk)
+    except KombuError as error:
+        # Recorded and audited already: the resume job hands it to a worker later.
+        messages.error(request, f"The broker failed ({type(error).__name__}); the erasure "
+                       "is recorded and will be resumed.")
+    if not created:
+        messages.info(request, f"An erasure of {data['name']} was already running: this is it.")
+    return redirect("console:erasure", erasure_id=started.pk)
+
+
+def erasure_page_context(erasure_id: int) -> dict:
+    return {
+        "erasure": get_object_or_404(Erasure.objects.select_related("principal"), pk=erasure_id),
+        "refresh_seconds": REFRESH_SECONDS,
+    }
+
+
+def retention_context() -> dict:
+    """The forecast, the expiry chart, the recent runs and the erasures."""
+    now = timezone.now()
+    days = forecast.receipts_expiring_by_day(now=now)
+    expiring = sum(n for _, n in days)
+    recent = []
+    for job, runs in forecast.recent_runs().items():
+        points = [
+            (f"{run.started_at:%Y-%m-%d %H:%M} UTC: {run.duration_seconds or 0:.3f} s, "
+             f"removed {forecast.removed_count(job=job, counts=run.counts)}",
+             run.duration_seconds or 0.0)
+            for run in runs
+        ]
+        recent.append({
+            "name": job,
+            "runs": list(reversed(runs)),
+            "chart": charts.labelled_bar_chart(
+                points,
+                first_label=f"{runs[0].started_at:%b %d %H:%M}" if runs else "",
+                last_label=f"{runs[-1].started_at:%b %d %H:%M}" if runs else "",
+            ),
+            "summary": f"Durations in seconds of the last {len(runs)} runs of {job}.",
+        })
+    return {
+        "forecast": forecast.purge_forecast(now=now),
+        "expiring_chart": charts.labelled_bar_chart(
+            [(f"{day:%Y-%m-%d}: {n} receipt{'' if n == 1 else 's'}", n) for day, n in days],
+            first_label=f"{days[0][0]:%b %d}", last_label=f"{days[-1][0]:%b %d}",
+        ),
+        "expiring_summary": f"{expiring} receipt{'' if expiring == 1 else 's'} expire in the "
+                            "next 30 days. Hover a bar for its day.",
+        "recent": recent,
+        "erasures": list(Erasure.objects.select_related("principal")[:20]),
+    }
