@@ -65,3 +65,23 @@ def test_the_default_path_comes_from_settle_journal(proxy, token, tmp_path, monk
                                                  actor={"name": "j"})
 
     assert (tmp_path / "from-env.sqlite3").exists()
+
+
+def test_pending_is_per_base_url_and_token_and_anonymous_is_its_own(tmp_path):
+    journal = tmp_path / "journal.sqlite3"
+    nowhere = "http://127.0.0.1:9/"
+    scopes = {
+        "a": Client(nowhere, token="token-a", journal=journal, deadline=0),
+        "anonymous": Client(nowhere, journal=journal, deadline=0),
+        "elsewhere": Client("http://127.0.0.1:10", token="token-a", journal=journal,
+                            deadline=0),
+    }
+    made = {}
+    for name, client in scopes.items():
+        with pytest.raises(Unconfirmed) as pending:
+            client.post_question("Whose?", f"from {name}", actor={"name": "j"})
+        made[name] = pending.value.request_id
+
+    for name, client in scopes.items():
+        assert [p.request_id for p in client.pending()] == [made[name]]
+    assert Client(nowhere, token="token-b", journal=journal).pending() == []

@@ -222,8 +222,9 @@ def test_a_moderator_may_not_unlock(operator, moderator):
     assert not AuditEvent.objects.filter(action="login_unlocked").exists()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_with_a_real_server_five_failures_lock_and_unlock_lifts(live_server, operator, api):
+def real_server_login(api):
+    """A login POST over real HTTP to the live server, with the page's CSRF token."""
+
     def post(username: str, password: str, **headers):
         api.get("/console/login/")
         token = next(c["value"] for c in api.storage_state()["cookies"]
@@ -231,6 +232,13 @@ def test_with_a_real_server_five_failures_lock_and_unlock_lifts(live_server, ope
         return api.post("/console/login/", form={
             "username": username, "password": password, "csrfmiddlewaretoken": token,
         }, headers=headers, max_redirects=0)
+
+    return post
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_a_real_server_five_failures_lock_and_unlock_lifts(live_server, operator, api):
+    post = real_server_login(api)
 
     statuses = [post("operator", "wrong-password").status for _ in range(5)]
     refused = post("operator", "operator-password")
@@ -242,3 +250,36 @@ def test_with_a_real_server_five_failures_lock_and_unlock_lifts(live_server, ope
     assert [e.action for e in AuditEvent.objects.order_by("id")] == (
         ["login_failed"] * 5 + ["login_locked", "login_failed", "login_unlocked"]
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_a_real_server_behind_a_trusted_proxy_addresses_count_apart(
+    live_server, operator, api, settings
+):
+    import ipaddress
+
+    settings.SETTLE_TRUSTED_PROXIES = [ipaddress.ip_network("127.0.0.0/8")]
+    post = real_server_login(api)
+    for n in range(20):
+        post(f"guess-{n}", "wrong-password", **{"X-Forwarded-For": "203.0.113.5"})
+
+    refused = post("operator", "operator-password", **{"X-Forwarded-For": "203.0.113.5"})
+    allowed = post("operator", "operator-password", **{"X-Forwarded-For": "203.0.113.6"})
+
+    assert refused.status == 429
+    assert allowed.status == 302
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_a_real_server_a_forged_forwarded_for_is_ignored(live_server, operator, api, settings):
+    settings.SETTLE_TRUSTED_PROXIES = []
+    post = real_server_login(api)
+    for n in range(20):
+        post(f"guess-{n}", "wrong-password", **{"X-Forwarded-For": f"198.51.100.{n}"})
+
+    refused = post("operator", "operator-password", **{"X-Forwarded-For": "198.51.100.99"})
+
+    assert refused.status == 429
+    assert {e.details["address"] for e in AuditEvent.objects.filter(action="login_failed")} == {
+        "127.0.0.1"
+    }
