@@ -111,3 +111,16 @@ def hold_release(*, hold_id: int, actor: str, reason: str, now: datetime) -> Hol
         hold.release_reason = reason
         hold.save(update_fields=["released_at", "released_by", "release_reason"])
     return hold
+
+
+def hold_covers(hold: Hold) -> dict:
+    """What a hold covers now: its threads and how many entries they hold."""
+    if hold.thread_id is not None:
+        threads = [hold.thread_id] if Entry.objects.filter(pk=hold.thread_id).exists() else []
+    else:
+        own = Entry.objects.filter(principal_id=hold.principal_id)
+        threads = sorted({parent or entry for entry, parent in own.values_list("id", "parent_id")})
+    entries = Entry.objects.filter(pk__in=threads).count() + Entry.objects.filter(
+        parent_id__in=threads
+    ).count()
+    return {"threads": threads, "entries": entries}

@@ -21,6 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from kombu.exceptions import KombuError
 
+from board import holds
 from board import services as board
 from board.models import Entry
 from maintenance import selectors as maintenance
@@ -240,7 +241,10 @@ def entry_thread(request: HttpRequest, entry_id: int) -> HttpResponse:
     return _page(
         request,
         "moderation/thread.html",
-        {"thread": thread, "focus": entry_id, "here": request.get_full_path()},
+        {
+            "thread": thread, "focus": entry_id, "here": request.get_full_path(),
+            "thread_holds": holds.holds_on_thread(thread.question.pk),
+        },
     )
 
 
@@ -430,7 +434,12 @@ def retention(request: HttpRequest) -> HttpResponse:
         }
         for job in overview.jobs
     ]
-    return _page(request, "moderation/retention.html", {"overview": overview, "rows": rows})
+    from moderation.retention_views import retention_context
+
+    return _page(
+        request, "moderation/retention.html",
+        {"overview": overview, "rows": rows, **retention_context()},
+    )
 
 
 @require_POST
