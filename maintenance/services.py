@@ -317,9 +317,13 @@ def _deletions_batch(
         f"NOT EXISTS (SELECT 1 FROM {_ENTRIES} WHERE {entry} "
         f"AND NOT {thread_not_held_sql(thread)})"
     )
+    # And never before `deleted_at` plus the deletion policy in force now (SPEC 8.2): a
+    # lengthened policy keeps deletions made under the shorter one.
+    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
     due = receipts.receipts_due(
         operation=POST_ENTRY, now=now, limit=limit, after=after, state=Receipt.State.DELETED,
-        extra=not_held,
+        extra=f"{not_held} AND {receipts.RECEIPTS_TABLE}.deleted_at <= %s",
+        extra_params=(receipts.sql_moment(now - deletion),),
     )
     texts = _held_texts_blank(limit=limit)
     if not due:

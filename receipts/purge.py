@@ -128,19 +128,22 @@ def receipts_due(
     state: str | None = None,
     lock: bool = True,
     extra: str = "",
+    extra_params: tuple = (),
 ) -> list[ReceiptRow]:
     """Receipts expired at `now`, oldest expiry first; with `lock`, locked (PostgreSQL,
     skipping rows another transaction holds).
 
     `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
     past receipts it had to leave (a thread not yet wholly expired) instead of rereading
-    them every batch. `extra` is a further SQL condition of the caller's (without
-    parameters), e.g. the holds' anti-join; `RECEIPTS_TABLE` names the receipt row.
+    them every batch. `extra` is a further SQL condition of the caller's (its
+    parameters in `extra_params`), e.g. the holds' anti-join; `RECEIPTS_TABLE` names the
+    receipt row.
     """
     where = "operation = %s AND receipt_expires_at <= %s"
+    params: list = [operation, sql_moment(now)]
     if extra:
         where += f" AND {extra}"
-    params: list = [operation, sql_moment(now)]
+        params += list(extra_params)
     if state is not None:
         where += " AND state = %s"
         params.append(state)

@@ -132,3 +132,20 @@ def test_it_refuses_a_value_out_of_bounds_and_changes_nothing(db):
         moderation.retention_set(actor="test", policy="tombstone", seconds=3600)
 
     assert not retention.RetentionPolicy.objects.exists()
+
+
+def test_a_lengthened_deletion_policy_keeps_earlier_deletions_at_the_next_purge(agent):
+    # given: an entry deleted under the 30-day default
+    from maintenance.services import purge_deletion_records
+
+    entry_id = agent.post(question()).json()["id"]
+    moderation.entry_delete(actor="test", entry_id=entry_id, reason="spam")
+
+    # when: the policy grows to 60 days before the purge
+    moderation.retention_set(actor="test", policy="deletion", seconds=60 * DAY)
+    kept = purge_deletion_records(now=timezone.now() + timedelta(days=31), batch_size=100)
+    gone = purge_deletion_records(now=timezone.now() + timedelta(days=61), batch_size=100)
+
+    # then
+    assert (kept.counts["receipts"], gone.counts["receipts"]) == (0, 1)
+    assert Tombstone.objects.get().reason == Tombstone.Reason.DELETED
