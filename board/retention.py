@@ -50,6 +50,8 @@ _SETTINGS = {
     DELIVERY: "SETTLE_DELIVERY_RETENTION",
 }
 
+POLICY_OF_SETTING = {setting: policy for policy, setting in _SETTINGS.items()}
+
 
 class PolicyRefused(ValueError):
     """A value, policy or principal refused; the message is one line naming the policy."""

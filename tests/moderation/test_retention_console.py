@@ -103,3 +103,11 @@ def test_held_deleted_text_is_shown_to_administrators_only(administrator, modera
                    for page in pages["mod"])
     assert not any(asked["actor"]["name"] in page for page in pages["mod"])
 
+
+
+def test_the_jobs_table_shows_the_policy_in_force(moderator):
+    moderation.retention_set(actor="test", policy="attempt", seconds=3 * 86400)
+
+    page = logged_in(moderator).get(PAGE).content.decode()
+
+    assert "3 days" in page and "7 days" not in page
