@@ -215,6 +215,7 @@ def entries(request: HttpRequest) -> HttpResponse:
         text=filters.get("q", ""),
         created_from=filters.get("created_from"),
         created_to=filters.get("created_to"),
+        held_text=request.console_access.administer,
     )
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)

@@ -111,3 +111,13 @@ def test_the_jobs_table_shows_the_policy_in_force(moderator):
     page = logged_in(moderator).get(PAGE).content.decode()
 
     assert "3 days" in page and "7 days" not in page
+
+
+def test_a_moderator_cannot_find_held_deleted_text_by_searching(moderator, agent):
+    question_id = agent.post(question(body="evidence kept under hold")).json()["id"]
+    moderation.hold_add(actor="test", reason="case", thread_id=question_id)
+    moderation.entry_delete(actor="test", entry_id=question_id, reason="spam")
+
+    page = logged_in(moderator).get("/console/entries/?q=evidence").content.decode()
+
+    assert f'id="entry-{question_id}"' not in page
