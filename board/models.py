@@ -89,6 +89,12 @@ class Entry(models.Model):
             models.Index(fields=["type", "-id"], name="entry_type_newest"),
             models.Index(fields=["parent", "id"], name="entry_parent_oldest"),
             models.Index(fields=["created_at"], name="entry_created"),
+            # Deleted entries whose text a hold kept (SPEC 8.2): the deletion purge finds
+            # them here; a new entry (not deleted) is never in this index.
+            models.Index(
+                fields=["id"], name="entry_deleted_text_kept",
+                condition=Q(deleted_at__isnull=False) & ~Q(body=""),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -274,7 +274,7 @@ def _held_texts_blank(*, limit: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT id FROM {_ENTRIES} WHERE deleted_at IS NOT NULL "
-            f"AND (body <> '' OR actor_name <> '') AND {thread_not_held_sql(thread)} "
+            f"AND body <> '' AND {thread_not_held_sql(thread)} "
             f"ORDER BY id LIMIT {int(limit)}{receipts.skip_locked()}"
         )
         ids = [row[0] for row in cursor.fetchall()]
