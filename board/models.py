@@ -13,6 +13,9 @@ class Principal(models.Model):
     name = models.CharField(max_length=80, unique=True)
     # The agent's own per-source hourly limit; wins over the console and the environment.
     hourly_limit = models.PositiveIntegerField(null=True, blank=True)
+    # The agent's own entry retention in seconds (SPEC 8.1); wins over the console and
+    # the environment. Read with its token, in the statement a post already makes.
+    entry_retention = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -86,6 +89,12 @@ class Entry(models.Model):
             models.Index(fields=["type", "-id"], name="entry_type_newest"),
             models.Index(fields=["parent", "id"], name="entry_parent_oldest"),
             models.Index(fields=["created_at"], name="entry_created"),
+            # Deleted entries whose text a hold kept (SPEC 8.2): the deletion purge finds
+            # them here; a new entry (not deleted) is never in this index.
+            models.Index(
+                fields=["id"], name="entry_deleted_text_kept",
+                condition=Q(deleted_at__isnull=False) & ~Q(body=""),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -128,3 +137,60 @@ class HourlyCounter(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "hour"], name="counter_one_per_hour"),
         ]
+
+
+class RetentionPolicy(models.Model):
+    """A retention duration an administrator set (SPEC 8.1): one row per policy name; no
+    row means the environment's default. See board/retention.py."""
+
+    name = models.CharField(max_length=16, primary_key=True)
+    seconds = models.PositiveBigIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "retention policies"
+
+
+class Hold(models.Model):
+    """A hold (SPEC 8.2): while active (not released), no purge removes what it covers,
+    a thread or every thread holding an entry of a principal. The purges test it with an
+    anti-join (maintenance.services), served by the partial indexes below.
+
+    `thread` has no database constraint: a released hold outlives the thread it kept,
+    and the purges delete entries with plain SQL."""
+
+    thread = models.ForeignKey(
+        Entry, null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False,
+        related_name="+",
+    )
+    principal = models.ForeignKey(
+        Principal, null=True, blank=True, on_delete=models.PROTECT, related_name="holds"
+    )
+    reason = models.CharField(max_length=500)
+    created_at = models.DateTimeField()
+    created_by = models.CharField(max_length=150)
+    released_at = models.DateTimeField(null=True, blank=True)
+    released_by = models.CharField(max_length=150, blank=True, default="")
+    release_reason = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(thread__isnull=True, principal__isnull=False)
+                | Q(thread__isnull=False, principal__isnull=True),
+                name="hold_thread_or_principal",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["thread"], name="hold_active_thread", condition=Q(released_at=None)
+            ),
+            models.Index(
+                fields=["principal"], name="hold_active_principal",
+                condition=Q(released_at=None),
+            ),
+        ]
+
+    @property
+    def active(self) -> bool:
+        return self.released_at is None

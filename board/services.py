@@ -19,7 +19,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
-from board import signals, statements
+from board import holds, retention, signals, statements
 from board.callers import ANONYMOUS_SCOPE, Caller, address_source
 from board.exceptions import (
     BoardError,
@@ -55,14 +55,21 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_issue(*, name: str, hourly_limit: int | None = None) -> tuple[Principal, str]:
-    """Add a token for NAME (made if new). The token is returned once and stored hashed."""
+def token_issue(
+    *, name: str, hourly_limit: int | None = None, entry_retention: int | None = None
+) -> tuple[Principal, str]:
+    """Add a token for NAME (made if new). The token is returned once and stored hashed.
+    `entry_retention` (seconds, checked by the caller against board.retention.BOUNDS)
+    sets the principal's own entry retention."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         principal, _ = Principal.objects.get_or_create(name=name)
         if hourly_limit is not None:
             principal.hourly_limit = hourly_limit
             principal.save(update_fields=["hourly_limit"])
+        if entry_retention is not None:
+            principal.entry_retention = entry_retention
+            principal.save(update_fields=["entry_retention"])
         AgentToken.objects.create(
             principal=principal, token_hash=_token_hash(token), prefix=token[:12]
         )
@@ -435,7 +442,7 @@ def _entry_post(
             digests=field_digests(request.content()),
             route=route,
             now=now,
-            retention=settings.SETTLE_ENTRY_RETENTION,
+            retention=retention.entry_retention_for(caller.principal),
             effect=receipts.Effect(
                 model=Entry,
                 values=_entry_values(request, caller, route, now),
@@ -564,9 +571,12 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
     now = now or timezone.now()
     with transaction.atomic():
         entry = Entry.objects.select_for_update().get(pk=entry_id, deleted_at__isnull=True)
-        entry.title = "" if entry.type == Entry.Type.QUESTION else None
-        entry.body = ""
-        entry.actor_name = entry.actor_model = entry.actor_trigger = ""
+        # A held entry keeps its text and actor, for administrators only, until no hold
+        # covers its thread (SPEC 8.2); the deletion purge blanks them after the release.
+        if not holds.thread_is_held(entry.thread_id):
+            entry.title = "" if entry.type == Entry.Type.QUESTION else None
+            entry.body = ""
+            entry.actor_name = entry.actor_model = entry.actor_trigger = ""
         entry.visible = False
         entry.deleted_at = now
         entry.save(
@@ -579,7 +589,7 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
             operation=POST_ENTRY,
             result_ids=[entry.pk],
             now=now,
-            retention=settings.SETTLE_DELETION_RETENTION,
+            retention=retention.policy_in_force(retention.DELETION, fresh=True).duration,
         )
         signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
     return entry

@@ -354,6 +354,9 @@ SETTLE_ENTRY_RETENTION = env_duration("SETTLE_ENTRY_RETENTION", "30d")
 SETTLE_DELETION_RETENTION = env_duration("SETTLE_DELETION_RETENTION", "30d")
 SETTLE_TOMBSTONE_RETENTION = env_duration("SETTLE_TOMBSTONE_RETENTION", "400d")
 SETTLE_ATTEMPT_RETENTION = env_duration("SETTLE_ATTEMPT_RETENTION", "7d")
+# How long a process keeps the console's retention values before reading them again
+# (SPEC 8.1: a change is in force everywhere within 60 s).
+SETTLE_RETENTION_CACHE_SECONDS = env_int("SETTLE_RETENTION_CACHE_SECONDS", 30, minimum=0)
 # Fixed by the contract, not configurable: audit events stay a year; the hourly counters
 # are only read for the current hour, so two hours is already generous.
 SETTLE_AUDIT_RETENTION = timedelta(days=365)

@@ -48,7 +48,7 @@ class TokenRow:
 # both are LEFT JOINs to a one-row anchor.
 _POSTING_READ_SQL = f"""
     SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-        t.id, t.last_used_at, pr.id, pr.name, pr.hourly_limit
+        t.id, t.last_used_at, pr.id, pr.name, pr.hourly_limit, pr.entry_retention
     FROM (SELECT 1 AS one) AS anchor
     LEFT JOIN {_POLICY} p ON p.id = 1
     LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
@@ -64,7 +64,8 @@ def posting_read(token_hash: str | None) -> tuple[PostingPolicy, TokenRow | None
 
 
 def _policy_and_token(row) -> tuple[PostingPolicy, TokenRow | None]:
-    """The policy and token of a row that starts with `_POSTING_READ_SQL`'s columns."""
+    """The policy and token of a row that starts with `_POSTING_READ_SQL`'s columns; the
+    principal's own entry retention comes with it, so a post reads it for free."""
     policy = PostingPolicy(pk=1)
     if row[0] is not None:
         policy.paused = bool(row[0])
@@ -73,7 +74,9 @@ def _policy_and_token(row) -> tuple[PostingPolicy, TokenRow | None]:
         policy.overall_hourly_limit = row[3]
     token = None
     if row[4] is not None:
-        principal = Principal(pk=row[6], name=row[7], hourly_limit=row[8])
+        principal = Principal(
+            pk=row[6], name=row[7], hourly_limit=row[8], entry_retention=row[9]
+        )
         token = TokenRow(id=row[4], last_used_at=_moment(row[5]), principal=principal)
     return policy, token
 
@@ -203,7 +206,7 @@ def posting_admit_count(
         WITH {no_flush_wait()}, presented AS (
             SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
                 t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
-                pr.hourly_limit, %s::text || pr.id AS principal_key
+                pr.hourly_limit, pr.entry_retention, %s::text || pr.id AS principal_key
             FROM (SELECT 1 AS one) AS anchor
             LEFT JOIN {_POLICY} p ON p.id = 1
             LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
@@ -230,7 +233,7 @@ def posting_admit_count(
             RETURNING c.source
         )
         SELECT paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id,
-            last_used_at, principal_id, name, hourly_limit, seen, source,
+            last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source,
             array(SELECT source FROM counted)
         FROM caller CROSS JOIN quiet
     """
@@ -242,7 +245,7 @@ def posting_admit_count(
         cursor.execute(sql, params)
         row = cursor.fetchone()
     policy, token = _policy_and_token(row)
-    seen, source, counted = bool(row[9]), row[10], row[11]
+    seen, source, counted = bool(row[10]), row[11], row[12]
     return Admitted(
         policy=policy,
         token=token,

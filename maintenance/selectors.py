@@ -11,6 +11,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Count, Prefetch, QuerySet
 from django.utils import timezone
 
+from board import retention
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
 from maintenance.services import purge_jobs
 from receipts.models import Tombstone
@@ -71,6 +72,8 @@ class RetentionOverview:
 
 def retention_overview(now: datetime) -> RetentionOverview:
     jobs = []
+    # The policies in force (console over environment, SPEC 8.1), not the bare settings.
+    in_force = retention.retention_current(fresh=True)
     for job, task in purge_jobs().items():
         policy, setting = POLICIES.get(job, ("", ""))
         last = MaintenanceRun.objects.filter(job=job).order_by("-started_at").first()
@@ -81,7 +84,9 @@ def retention_overview(now: datetime) -> RetentionOverview:
                 task=task,
                 policy=policy,
                 setting=setting,
-                retention=getattr(settings, setting, timedelta(0)),
+                retention=in_force[retention.POLICY_OF_SETTING[setting]].duration
+                if setting in retention.POLICY_OF_SETTING
+                else getattr(settings, setting, timedelta(0)),
                 schedule=_describe(settings.CELERY_BEAT_SCHEDULE[job]["schedule"]),
                 last_run=last,
                 next_run_at=_next_run(schedule, last.started_at if last else None, now),

@@ -44,9 +44,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Value, When
 from django.utils import timezone
 
+from board import retention
+from board.holds import thread_not_held_sql
 from board.models import Entry, HourlyCounter
 from maintenance.models import MaintenanceRun, RunLock
 from receipts import services as receipts
@@ -165,16 +167,21 @@ def purge_expired_threads(
     dry_run: bool = False,
 ) -> PurgeResult:
     """Remove every thread whose receipts have all expired at `now`, leaving tombstones."""
+    tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
     return run_batches(
         job="purge-expired-threads",
         keys=THREAD_KEYS,
-        batch=lambda after: _threads_batch(now=now, limit=batch_size, after=after),
+        batch=lambda after: _threads_batch(
+            now=now, limit=batch_size, after=after, tombstone_retention=tombstone
+        ),
         time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 
 
-def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
+def _threads_batch(
+    *, now: datetime, limit: int, after, tombstone_retention: timedelta
+) -> Batch:
     # Not locked yet: the thread, not the receipt, is the unit two runs split. Locking
     # receipts here could leave a question's receipt to one run and its reply's to the
     # other, and both would have to skip the thread.
@@ -193,11 +200,15 @@ def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
     candidates = {parent or entry for entry, parent in parents.items()}
 
     # The question row stands for its thread: a run that cannot lock it leaves the
-    # thread to the run that holds it.
+    # thread to the run that holds it. A held thread is left out here, by the database
+    # (an anti-join read afresh each batch, so a hold committed between two batches is
+    # honoured by the second).
     threads = {
         thread
         for (thread,) in _entry_rows(
-            "id", "id", candidates, extra="type = 'question'", tail=receipts.skip_locked()
+            "id", "id", candidates,
+            extra=f"type = 'question' AND {thread_not_held_sql(_ENTRIES + '.id')}",
+            tail=receipts.skip_locked(),
         )
     }
     thread_of = {thread: thread for thread in threads}
@@ -222,7 +233,7 @@ def _threads_batch(*, now: datetime, limit: int, after) -> Batch:
     gone_entries = [entry for entry, thread in thread_of.items() if thread in purgeable]
 
     tombstones = receipts.receipts_entomb(
-        receipts=gone_receipts, tombstone_retention=settings.SETTLE_TOMBSTONE_RETENTION
+        receipts=gone_receipts, tombstone_retention=tombstone_retention
     )
     entries = receipts.delete_ids(Entry, gone_entries)
     counts = {
@@ -254,7 +265,25 @@ def _entry_rows(
 
 # --- Deletion records -------------------------------------------------------------------
 
-DELETION_KEYS = ["receipts", "entries", "tombstones"]
+DELETION_KEYS = ["receipts", "entries", "tombstones", "texts"]
+_ENTRIES = Entry._meta.db_table
+def _held_texts_blank(*, limit: int) -> int:
+    """Blank the text and actor that a hold kept on deleted entries, once no hold covers
+    their thread (SPEC 8.2: the first purge after the release)."""
+    thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {_ENTRIES} WHERE deleted_at IS NOT NULL "
+            f"AND body <> '' AND {thread_not_held_sql(thread)} "
+            f"ORDER BY id LIMIT {int(limit)}{receipts.skip_locked()}"
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    if not ids:
+        return 0
+    return Entry.objects.filter(id__in=ids, deleted_at__isnull=False).update(
+        title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
+        body="", actor_name="", actor_model="", actor_trigger="",
+    )
 
 
 def purge_deletion_records(
@@ -266,21 +295,40 @@ def purge_deletion_records(
 ) -> PurgeResult:
     """Turn deleted entries' receipts past `SETTLE_DELETION_RETENTION` into tombstones
     with reason `deleted`, and drop the textless entry rows nothing depends on."""
+    tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
     return run_batches(
         job="purge-deletion-records",
         keys=DELETION_KEYS,
-        batch=lambda after: _deletions_batch(now=now, limit=batch_size, after=after),
+        batch=lambda after: _deletions_batch(
+            now=now, limit=batch_size, after=after, tombstone_retention=tombstone
+        ),
         time_budget=_budget(time_budget),
         dry_run=dry_run,
     )
 
 
-def _deletions_batch(*, now: datetime, limit: int, after) -> Batch:
-    due = receipts.receipts_due(
-        operation=POST_ENTRY, now=now, limit=limit, after=after, state=Receipt.State.DELETED
+def _deletions_batch(
+    *, now: datetime, limit: int, after, tombstone_retention: timedelta
+) -> Batch:
+    # Held ones are left out by the database: the receipt's entry's thread is held.
+    entry = f"{_ENTRIES}.id = {receipts.RECEIPTS_TABLE}.result_id"
+    thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
+    not_held = (
+        f"NOT EXISTS (SELECT 1 FROM {_ENTRIES} WHERE {entry} "
+        f"AND NOT {thread_not_held_sql(thread)})"
     )
+    # And never before `deleted_at` plus the deletion policy in force now (SPEC 8.2): a
+    # lengthened policy keeps deletions made under the shorter one.
+    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
+    due = receipts.receipts_due(
+        operation=POST_ENTRY, now=now, limit=limit, after=after, state=Receipt.State.DELETED,
+        extra=f"{not_held} AND {receipts.RECEIPTS_TABLE}.deleted_at <= %s",
+        extra_params=(receipts.sql_moment(now - deletion),),
+    )
+    texts = _held_texts_blank(limit=limit)
     if not due:
-        return Batch(counts=dict.fromkeys(DELETION_KEYS, 0), more=False, after=after)
+        counts = dict.fromkeys(DELETION_KEYS, 0) | {"texts": texts}
+        return Batch(counts=counts, more=texts == limit, after=after)
     rows = Entry.objects.filter(id__in=[row.result_id for row in due if row.result_id])
     replies, questions, parents = [], set(), set()
     for entry, kind, parent in rows.values_list("id", "type", "parent_id"):
@@ -290,9 +338,7 @@ def _deletions_batch(*, now: datetime, limit: int, after) -> Batch:
         else:
             questions.add(entry)
 
-    tombstones = receipts.receipts_entomb(
-        receipts=due, tombstone_retention=settings.SETTLE_TOMBSTONE_RETENTION
-    )
+    tombstones = receipts.receipts_entomb(receipts=due, tombstone_retention=tombstone_retention)
     removed = receipts.delete_ids(Entry, replies)
     # A deleted question's row goes too unless replies still hang on it (then the thread
     # purge takes it with them); so does a deleted question whose last reply just went.
@@ -309,10 +355,12 @@ def _deletions_batch(*, now: datetime, limit: int, after) -> Batch:
         .values_list("id", flat=True)
     )
     removed += receipts.delete_ids(Entry, list(empty))
-    counts = {"receipts": len(due), "entries": removed, "tombstones": tombstones}
+    counts = {
+        "receipts": len(due), "entries": removed, "tombstones": tombstones, "texts": texts,
+    }
     return Batch(
         counts=counts,
-        more=len(due) == limit,
+        more=len(due) == limit or texts == limit,
         after=(due[-1].receipt_expires_at, due[-1].id),
     )
 
@@ -351,11 +399,10 @@ def purge_attempts(
 ) -> PurgeResult:
     """Remove attempts past `SETTLE_ATTEMPT_RETENTION` and hourly rate-limit counters
     older than `SETTLE_COUNTER_RETENTION` (only the current hour's count is ever read)."""
+    attempt_retention = retention.policy_in_force(retention.ATTEMPT, fresh=True).duration
 
     def batch(after) -> Batch:
-        attempts = receipts.attempts_purge(
-            before=now - settings.SETTLE_ATTEMPT_RETENTION, limit=batch_size
-        )
+        attempts = receipts.attempts_purge(before=now - attempt_retention, limit=batch_size)
         old = HourlyCounter.objects.filter(
             hour__lt=now - settings.SETTLE_COUNTER_RETENTION
         ).order_by("hour")[:batch_size]
@@ -442,10 +489,12 @@ def purge_deliveries(
     with their attempts. `outcome_unknown` ones stay until an operator settles them."""
     from maintenance.models import Delivery, DeliveryAttempt
 
+    delivery_retention = retention.policy_in_force(retention.DELIVERY, fresh=True).duration
+
     def batch(after) -> Batch:
         old = Delivery.objects.filter(
             state__in=Delivery.FINAL,
-            settled_at__lt=now - settings.SETTLE_DELIVERY_RETENTION,
+            settled_at__lt=now - delivery_retention,
         ).order_by("settled_at")[:batch_size]
         ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
         attempts = DeliveryAttempt.objects.filter(delivery_id__in=ids).delete()[0] if ids else 0

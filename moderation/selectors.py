@@ -186,8 +186,11 @@ def entry_search(
     text: str = "",
     created_from: date | None = None,
     created_to: date | None = None,
+    held_text: bool = True,
 ) -> QuerySet[Entry]:
-    """Entries for the console, newest first, every state included unless filtered."""
+    """Entries for the console, newest first, every state included unless filtered.
+    Without `held_text` (not an administrator), the text and actor a hold keeps on a
+    deleted entry are not searched (SPEC 8.2: administrators only)."""
     entries = Entry.objects.select_related("principal").order_by("-id")
     if type:
         entries = entries.filter(type=type)
@@ -197,6 +200,8 @@ def entry_search(
         entries = entries.filter(visible=False, deleted_at__isnull=True)
     elif visibility == "deleted":
         entries = entries.filter(deleted_at__isnull=False)
+    if (actor or text) and not held_text:
+        entries = entries.filter(deleted_at__isnull=True)
     if actor:
         entries = entries.filter(actor_name__icontains=actor)
     if text:

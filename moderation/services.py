@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from board import holds, retention
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
 from maintenance import deliveries, outbox
@@ -50,17 +51,94 @@ def _require_reason(reason: str) -> str:
     return reason
 
 
-def token_issue(*, actor: str, name: str, hourly_limit: int | None = None) -> tuple[Principal, str]:
+def token_issue(
+    *, actor: str, name: str, hourly_limit: int | None = None,
+    entry_retention: int | None = None,
+) -> tuple[Principal, str]:
+    """`entry_retention` in seconds, within the entry policy's bounds (else PolicyRefused,
+    and no token is issued)."""
+    if entry_retention is not None:
+        low, high = retention.BOUNDS[retention.ENTRY]
+        if not low <= entry_retention <= high:
+            raise retention.PolicyRefused(
+                f"entry: {entry_retention}s is out of bounds (1h to 3650d)"
+            )
     with transaction.atomic():
-        principal, token = board.token_issue(name=name, hourly_limit=hourly_limit)
+        principal, token = board.token_issue(
+            name=name, hourly_limit=hourly_limit, entry_retention=entry_retention
+        )
+        details = {"name": name, "hourly_limit": hourly_limit, "prefix": token[:12]}
+        if entry_retention is not None:
+            details["entry_retention"] = entry_retention
         audit_record(
             actor=actor,
             action="token_issue",
             target_type="principal",
             target_ids=[principal.pk],
-            details={"name": name, "hourly_limit": hourly_limit, "prefix": token[:12]},
+            details=details,
         )
     return principal, token
+
+
+# --- Retention policies and holds (SPEC 8.1, 8.2) ---------------------------------------
+
+
+def retention_set(
+    *, actor: str, policy: str, seconds: int, principal: str | None = None, reason: str = ""
+) -> retention.Change:
+    """Set a policy's console value (or a principal's own entry retention), audited with
+    the value in force before and after, in seconds, with their sources."""
+    with transaction.atomic():
+        change = retention.retention_set(policy=policy, seconds=seconds, principal=principal)
+        audit_record(
+            actor=actor, action="retention_set", target_type="retention", reason=reason,
+            details=change.details(),
+        )
+    return change
+
+
+def retention_clear(
+    *, actor: str, policy: str, principal: str | None = None, reason: str = ""
+) -> retention.Change:
+    with transaction.atomic():
+        change = retention.retention_clear(policy=policy, principal=principal)
+        audit_record(
+            actor=actor, action="retention_clear", target_type="retention", reason=reason,
+            details=change.details(),
+        )
+    return change
+
+
+def hold_add(
+    *, actor: str, reason: str, thread_id: int | None = None, principal: str | None = None,
+    now: datetime | None = None,
+):
+    now = now or timezone.now()
+    with transaction.atomic():
+        hold = holds.hold_add(
+            actor=actor, reason=reason, now=now, thread_id=thread_id, principal=principal
+        )
+        audit_record(
+            actor=actor, action="hold_add", target_type="hold", target_ids=[hold.pk],
+            reason=hold.reason, now=now,
+            details={"thread": hold.thread_id, "principal": principal},
+        )
+    return hold
+
+
+def hold_release(*, actor: str, hold_id: int, reason: str, now: datetime | None = None):
+    now = now or timezone.now()
+    with transaction.atomic():
+        hold = holds.hold_release(hold_id=hold_id, actor=actor, reason=reason, now=now)
+        audit_record(
+            actor=actor, action="hold_release", target_type="hold", target_ids=[hold.pk],
+            reason=hold.release_reason, now=now,
+            details={
+                "thread": hold.thread_id,
+                "principal": hold.principal.name if hold.principal else None,
+            },
+        )
+    return hold
 
 
 def token_revoke(*, actor: str, name: str, reason: str = "") -> int:

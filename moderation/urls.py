@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from moderation import delivery_views, login_views, views
+from moderation import delivery_views, login_views, retention_views, views
 
 app_name = "console"
 
@@ -39,6 +39,12 @@ urlpatterns = [
     path("erasures/<int:erasure_id>/", views.erasure, name="erasure"),
     path("retention/", views.retention, name="retention"),
     path("retention/run", views.retention_run, name="retention-run"),
+    path("retention/policy", retention_views.retention_policy, name="retention-policy"),
+    path("retention/holds", retention_views.hold_add, name="hold-add"),
+    path(
+        "retention/holds/<int:hold_id>/release", retention_views.hold_release,
+        name="hold-release",
+    ),
     path("audit/", views.audit, name="audit"),
     path("audit/unlock", views.login_unlock, name="login-unlock"),
 ]

@@ -21,6 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from kombu.exceptions import KombuError
 
+from board import holds
 from board import services as board
 from board.models import Entry
 from maintenance import selectors as maintenance
@@ -215,6 +216,7 @@ def entries(request: HttpRequest) -> HttpResponse:
         text=filters.get("q", ""),
         created_from=filters.get("created_from"),
         created_to=filters.get("created_to"),
+        held_text=request.console_access.administer,
     )
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = list(page.object_list)
@@ -241,7 +243,10 @@ def entry_thread(request: HttpRequest, entry_id: int) -> HttpResponse:
     return _page(
         request,
         "moderation/thread.html",
-        {"thread": thread, "focus": entry_id, "here": request.get_full_path()},
+        {
+            "thread": thread, "focus": entry_id, "here": request.get_full_path(),
+            "thread_holds": holds.holds_on_thread(thread.question.pk),
+        },
     )
 
 
@@ -459,10 +464,18 @@ def retention(request: HttpRequest) -> HttpResponse:
         }
         for job in overview.jobs
     ]
+    # retention_views imports this module's decorators, so it is imported here.
+    from moderation.retention_views import policies_and_holds_context
+
     return _page(
         request,
         "moderation/retention.html",
-        {"overview": overview, "rows": rows, **erasure_views.retention_context()},
+        {
+            "overview": overview,
+            "rows": rows,
+            **erasure_views.retention_context(),
+            **policies_and_holds_context(),
+        },
     )
 
 

@@ -83,7 +83,7 @@ def _read_moment(value) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-_RECEIPTS = Receipt._meta.db_table
+_RECEIPTS = RECEIPTS_TABLE = Receipt._meta.db_table
 
 
 def _receipt_rows(
@@ -127,16 +127,23 @@ def receipts_due(
     after: tuple[datetime, int] | None = None,
     state: str | None = None,
     lock: bool = True,
+    extra: str = "",
+    extra_params: tuple = (),
 ) -> list[ReceiptRow]:
     """Receipts expired at `now`, oldest expiry first; with `lock`, locked (PostgreSQL,
     skipping rows another transaction holds).
 
     `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
     past receipts it had to leave (a thread not yet wholly expired) instead of rereading
-    them every batch.
+    them every batch. `extra` is a further SQL condition of the caller's (its
+    parameters in `extra_params`), e.g. the holds' anti-join; `RECEIPTS_TABLE` names the
+    receipt row.
     """
     where = "operation = %s AND receipt_expires_at <= %s"
     params: list = [operation, sql_moment(now)]
+    if extra:
+        where += f" AND {extra}"
+        params += list(extra_params)
     if state is not None:
         where += " AND state = %s"
         params.append(state)

@@ -50,6 +50,7 @@ from receipts.exceptions import (
 from receipts.fingerprint import differing_fields, identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-exported)
+    RECEIPTS_TABLE,
     ReceiptRow,
     attempts_purge,
     delete_ids,

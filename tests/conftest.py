@@ -160,3 +160,14 @@ def backend_waits_on_a_lock(timeout: float = 10) -> bool:
 
 
 __all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "issue_agent"]
+
+
+@pytest.fixture(autouse=True)
+def retention_cache_fresh():
+    """Each test reads the console's retention values afresh (the per-process cache
+    would otherwise carry one test's values, rolled back, into the next)."""
+    from board import retention
+
+    retention.cache_clear()
+    yield
+    retention.cache_clear()

@@ -36,7 +36,7 @@ def test_it_turns_a_deletion_record_into_a_deleted_tombstone(agent):
     result = services.purge_deletion_records(now=start + MONTH, batch_size=100)
 
     # then: receipt and textless row gone, a `deleted` tombstone left; the question stays
-    assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1}
+    assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1, "texts": 0}
     assert list(Entry.objects.values_list("id", flat=True)) == [question_id]
     assert Tombstone.objects.get().reason == Tombstone.Reason.DELETED
     retry = agent.post(answered)
@@ -58,7 +58,7 @@ def test_it_keeps_a_deleted_question_row_while_replies_hang_on_it(agent, setting
     result = services.purge_deletion_records(now=start + timedelta(days=2), batch_size=100)
 
     # then: the deletion record is a tombstone, the textless row waits for its thread
-    assert result.counts == {"receipts": 1, "entries": 0, "tombstones": 1}
+    assert result.counts == {"receipts": 1, "entries": 0, "tombstones": 1, "texts": 0}
     assert Entry.objects.filter(pk=question_id).exists()
     thread = services.purge_expired_threads(now=start + MONTH, batch_size=100)
     assert thread.counts == {"threads": 1, "entries": 2, "receipts": 1, "tombstones": 1}
@@ -72,7 +72,7 @@ def test_it_removes_a_deleted_question_without_replies(agent):
 
     result = services.purge_deletion_records(now=start + MONTH, batch_size=100)
 
-    assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1}
+    assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1, "texts": 0}
     assert counts()["entries"] == 0
 
 

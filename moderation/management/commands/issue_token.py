@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from board import retention as policies
 from moderation import services
 from moderation.forms import HOURLY_LIMIT_MAX
 
@@ -10,15 +11,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("name")
         parser.add_argument("--hourly-limit", type=int, default=None)
+        parser.add_argument("--retention", default=None, help="its own entry retention")
 
-    def handle(self, *args, name: str, hourly_limit: int | None, **options) -> None:
+    def handle(
+        self, *args, name: str, hourly_limit: int | None, retention: str | None, **options
+    ) -> None:
         name = name.strip()
         if not 1 <= len(name) <= 80:
             raise CommandError("NAME must be 1 to 80 characters")
         if hourly_limit is not None and not 0 <= hourly_limit <= HOURLY_LIMIT_MAX:
             raise CommandError(f"--hourly-limit must be from 0 to {HOURLY_LIMIT_MAX}")
-        principal, token = services.token_issue(
-            actor=services.COMMAND_LINE, name=name, hourly_limit=hourly_limit
-        )
+        try:
+            seconds = None if retention is None else policies.duration_parse(
+                policies.ENTRY, retention
+            )
+            principal, token = services.token_issue(
+                actor=services.COMMAND_LINE, name=name, hourly_limit=hourly_limit,
+                entry_retention=seconds,
+            )
+        except policies.PolicyRefused as refused:
+            raise CommandError(f"--retention: {refused}") from None
         self.stderr.write(f"Token for {principal.name}; it is not stored and won't be shown again:")
         self.stdout.write(token)

@@ -1,0 +1,126 @@
+"""Holds (SPEC 8.2): an administrator keeps a thread, or every thread holding an entry of
+a principal, from every purge, with a reason, until released with a reason.
+
+A hold preserves; it changes nothing an agent is promised or shown: an expired receipt
+still answers `410 expired`, a deleted entry still reads as deleted. The purges leave
+held threads out in SQL (`thread_not_held_sql`, an anti-join read afresh each batch), and
+`entry_delete` keeps a held entry's text and actor for administrators until the first
+deletion purge after no hold covers it.
+"""
+
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from board.models import Entry, Hold, Principal
+
+_ENTRIES = Entry._meta.db_table
+_HOLDS = Hold._meta.db_table
+
+
+class HoldRefused(ValueError):
+    """An unknown thread, principal or hold, or a missing reason: one line."""
+
+
+def thread_not_held_sql(thread: str) -> str:
+    """SQL true when no active hold covers the thread whose question id is `thread` (an
+    SQL expression): no hold on the thread, and no hold on a principal with an entry in
+    it at this moment. Served by the partial indexes hold_active_thread and
+    hold_active_principal, and the entries' (parent, id) index."""
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {_HOLDS} h WHERE h.released_at IS NULL "
+        f"AND h.thread_id = {thread}) "
+        f"AND NOT EXISTS (SELECT 1 FROM {_HOLDS} h JOIN {_ENTRIES} held "
+        f"ON held.principal_id = h.principal_id WHERE h.released_at IS NULL "
+        f"AND (held.id = {thread} OR held.parent_id = {thread}))"
+    )
+
+
+def thread_is_held(thread_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT NOT ({thread_not_held_sql('%s')})", [thread_id] * 3)
+        return bool(cursor.fetchone()[0])
+
+
+def holds_active():
+    return Hold.objects.filter(released_at__isnull=True).select_related("principal", "thread")
+
+
+def holds_on_thread(thread_id: int) -> list[Hold]:
+    """The active holds that cover this thread now: on it, or on a principal in it."""
+    principals = Entry.objects.filter(pk=thread_id).values("principal_id").union(
+        Entry.objects.filter(parent_id=thread_id).values("principal_id")
+    )
+    ids = {row["principal_id"] for row in principals if row["principal_id"]}
+    return [
+        hold for hold in holds_active().order_by("id")
+        if hold.thread_id == thread_id or hold.principal_id in ids
+    ]
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise HoldRefused("a reason is required (--reason TEXT)")
+    return reason[:500]
+
+
+def hold_add(
+    *, actor: str, reason: str, now: datetime, thread_id: int | None = None,
+    principal: str | None = None,
+) -> Hold:
+    """Place a hold on a thread (a reply's id names its thread) or on a principal.
+
+    The thread's question row is locked (FOR UPDATE) while the hold is written: a purge
+    that holds the thread first makes this wait and then find it gone (refused); one that
+    comes after sees the hold (the purge locks questions with SKIP LOCKED)."""
+    reason = _reason(reason)
+    if (thread_id is None) == (principal is None):
+        raise HoldRefused("give one of --thread ID or --principal NAME")
+    with transaction.atomic():
+        if thread_id is not None:
+            entry = Entry.objects.filter(pk=thread_id).first()
+            question = entry and (entry.parent_id or entry.pk)
+            locked = Entry.objects.select_for_update().filter(
+                pk=question, type=Entry.Type.QUESTION
+            ).first() if question else None
+            if locked is None:
+                raise HoldRefused(f"thread {thread_id}: no such entry")
+            return Hold.objects.create(
+                thread_id=locked.pk, reason=reason, created_at=now, created_by=actor
+            )
+        found = Principal.objects.filter(name=principal).first()
+        if found is None:
+            raise HoldRefused(f"principal {principal!r}: unknown")
+        return Hold.objects.create(
+            principal=found, reason=reason, created_at=now, created_by=actor
+        )
+
+
+def hold_release(*, hold_id: int, actor: str, reason: str, now: datetime) -> Hold:
+    """Release an active hold; the next purge treats what it covered as any other."""
+    reason = _reason(reason)
+    with transaction.atomic():
+        hold = Hold.objects.select_for_update().filter(
+            pk=hold_id, released_at__isnull=True
+        ).first()
+        if hold is None:
+            raise HoldRefused(f"hold {hold_id}: no such active hold")
+        hold.released_at = now
+        hold.released_by = actor
+        hold.release_reason = reason
+        hold.save(update_fields=["released_at", "released_by", "release_reason"])
+    return hold
+
+
+def hold_covers(hold: Hold) -> dict:
+    """What a hold covers now: its threads and how many entries they hold."""
+    if hold.thread_id is not None:
+        threads = [hold.thread_id] if Entry.objects.filter(pk=hold.thread_id).exists() else []
+    else:
+        own = Entry.objects.filter(principal_id=hold.principal_id)
+        threads = sorted({parent or entry for entry, parent in own.values_list("id", "parent_id")})
+    entries = Entry.objects.filter(pk__in=threads).count() + Entry.objects.filter(
+        parent_id__in=threads
+    ).count()
+    return {"threads": threads, "entries": entries}
