@@ -42,6 +42,17 @@ def thread_is_held(thread_id: int) -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def entries_held(entry_ids: list[int]) -> set[int]:
+    """Of these entries, the ids whose thread a hold covers now (one statement)."""
+    if not entry_ids:
+        return set()
+    thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
+    held = Entry.objects.filter(pk__in=entry_ids).extra(
+        where=[f"NOT ({thread_not_held_sql(thread)})"]
+    )
+    return set(held.values_list("id", flat=True))
+
+
 def holds_active():
     return Hold.objects.filter(released_at__isnull=True).select_related("principal", "thread")
 

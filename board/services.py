@@ -609,16 +609,19 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
         ids = [entry_id for entry_id, _ in rows]
         if not ids:
             return {"questions": 0, "replies": 0}
-        Entry.objects.filter(pk__in=ids).update(
+        # Held entries keep their text and actor until no hold covers them (SPEC 8.2),
+        # exactly as in entry_delete.
+        held = holds.entries_held(ids)
+        Entry.objects.filter(pk__in=ids).exclude(pk__in=held).update(
             title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
             body="", actor_name="", actor_model="", actor_trigger="",
-            visible=False, deleted_at=now,
         )
+        Entry.objects.filter(pk__in=ids).update(visible=False, deleted_at=now)
         receipts.receipt_mark_deleted(
             operation=POST_ENTRY,
             result_ids=ids,
             now=now,
-            retention=settings.SETTLE_DELETION_RETENTION,
+            retention=retention.policy_in_force(retention.DELETION, fresh=True).duration,
         )
         signals.entries_deleted.send(sender=Entry, entry_ids=ids, now=now)
     questions = sum(1 for _, kind in rows if kind == Entry.Type.QUESTION)

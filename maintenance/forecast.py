@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.db.models.functions import TruncDate
 
+from board.models import Hold
 from maintenance import services
 from maintenance.models import MaintenanceRun
 from receipts.models import Receipt
@@ -50,15 +51,6 @@ def _purges() -> dict[str, Callable[..., services.PurgeResult]]:
     }
 
 
-def held_by_holds(*, job: str, now: datetime) -> int:
-    """What `job` would remove at `now` but for a hold (SPEC 8.2).
-
-    Holds are not built on this branch: nothing is held, so 0. The holds work fills this
-    function in; the forecast, the command and the page read it from here only.
-    """
-    return 0
-
-
 def removed_count(*, job: str, counts: dict[str, int]) -> int:
     return int(counts.get(REMOVED_KEY[job], 0))
 
@@ -73,9 +65,28 @@ def purge_forecast(*, now: datetime) -> dict[str, dict]:
     would have removed (the thread purge takes deleted replies' receipts with their
     thread, so the deletion-record purge does not count them again).
     """
+    kept = _dry_run(now=now, lift_holds=False)
+    # "Held" is what the same purge would remove were no hold active: the same dry run
+    # again with every hold lifted inside its rolled-back transaction, so the number is
+    # exact by construction rather than a second query that could drift from the purge's.
+    unheld = _dry_run(now=now, lift_holds=True)
+    return {
+        job: {
+            "removed": removed_count(job=job, counts=counts),
+            "held": max(0, removed_count(job=job, counts=unheld[job])
+                        - removed_count(job=job, counts=counts)),
+            "counts": counts,
+        }
+        for job, counts in kept.items()
+    }
+
+
+def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
     purges = _purges()
-    forecast = {}
+    counts = {}
     with transaction.atomic():
+        if lift_holds:
+            Hold.objects.filter(released_at__isnull=True).update(released_at=now)
         for job in services.purge_jobs():
             result = purges[job](
                 now=now,
@@ -83,13 +94,9 @@ def purge_forecast(*, now: datetime) -> dict[str, dict]:
                 # No time budget cuts the count short: it covers everything due.
                 time_budget=timedelta(days=1),
             )
-            forecast[job] = {
-                "removed": removed_count(job=job, counts=result.counts),
-                "held": held_by_holds(job=job, now=now),
-                "counts": result.counts,
-            }
+            counts[job] = result.counts
         transaction.set_rollback(True)
-    return forecast
+    return counts
 
 
 def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:

@@ -13,8 +13,10 @@ from django.utils import timezone
 from board import services as board
 from board.holds import HoldRefused
 from board.models import Entry
+from maintenance import forecast
 from maintenance.services import purge_deletion_records, purge_expired_threads
 from moderation import services as moderation
+from moderation.erasure import erasure_run, erasure_start
 from receipts.models import Receipt, Tombstone
 from tests.conftest import counts, is_postgres, question, reply
 
@@ -202,3 +204,43 @@ def test_a_hold_committed_while_a_purge_runs_is_honoured_by_every_later_batch(ag
     assert 1 < remaining_at_hold < len(ids)
     assert list(Entry.objects.values_list("id", flat=True)) == [last]
     assert results["purge"].counts["threads"] == len(ids) - 1
+
+
+def test_an_erasure_of_a_held_principal_keeps_the_text_until_the_release(agent, anonymous):
+    # given: a held principal with a question and a reply
+    payload, question_id = thread_of(agent)
+    reply_id = agent.post(reply(question_id)).json()["id"]
+    placed = hold(principal=agent.name)
+
+    # when: its entries are erased
+    erasure, _ = erasure_start(actor="test", name=agent.name, reason="spam flood")
+    erasure_run(erasure_id=erasure.pk)
+
+    # then: deleted for everyone, the text kept while held
+    retry = agent.post(payload)
+    assert retry.status_code == 410 and retry.json()["error"]["code"] == "deleted"
+    assert anonymous.get(f"/api/v1/threads/{question_id}").status_code == 404
+    kept = Entry.objects.get(pk=question_id)
+    assert kept.deleted_at is not None and kept.body == payload["body"]
+    assert Entry.objects.get(pk=reply_id).deleted_at is not None
+
+    # and the first deletion purge after the release blanks both
+    moderation.hold_release(actor="test", hold_id=placed.pk, reason="done")
+    result = purge_deletion_records(now=timezone.now(), batch_size=100)
+    assert result.counts["texts"] == 2
+    assert set(Entry.objects.values_list("body", flat=True)) == {""}
+
+
+def test_the_forecast_counts_what_a_hold_keeps_back(agent):
+    # given: two threads past expiry, one of them held
+    _, held_id = thread_of(agent)
+    thread_of(agent)
+    hold(thread_id=held_id)
+
+    # when
+    report = forecast.purge_forecast(now=timezone.now() + LATER)
+
+    # then: one thread's entry would go, the held one is counted as held, nothing changed
+    assert report["purge-expired-threads"]["removed"] == 1
+    assert report["purge-expired-threads"]["held"] == 1
+    assert Entry.objects.count() == 2 and Receipt.objects.count() == 2

@@ -64,7 +64,7 @@ def test_the_dry_run_counts_are_what_the_real_purge_then_records(agent, settings
     for job, numbers in dry.items():
         run = MaintenanceRun.objects.get(job=job)
         assert forecast.removed_count(job=job, counts=run.counts) == numbers["removed"]
-        assert numbers["held"] == 0  # holds: forecast.held_by_holds (the holds branch)
+        assert numbers["held"] == 0  # no hold is placed here
     assert counts()["entries"] == 0
 
 
