@@ -57,7 +57,7 @@ beat: install
 	mkdir -p var
 	$(VENV)/bin/celery -A board beat --loglevel INFO --schedule var/celerybeat-schedule
 
-# Any manage.py command with the development defaults: make manage ARGS="issue_token --name bot"
+# Any manage.py command with the development defaults: make manage ARGS="issue_token bot"
 manage: install
 	$(PY) manage.py $(ARGS)
 

@@ -40,6 +40,20 @@ READ_FAILED = OutcomeUnavailable(
     outcome=OutcomeUnavailable.NOT_COMMITTED,
     message="the database did not answer; nothing was changed. Try the call again.",
 )
+# What a read answers when the tables are not there: a deployment that skipped migrate.
+NOT_MIGRATED = OutcomeUnavailable(
+    outcome=OutcomeUnavailable.NOT_COMMITTED,
+    message="the database has no Settle tables yet: the operator must apply the migrations "
+            "(bin/settle migrate); nothing was changed.",
+)
+
+
+def read_failed(error: DatabaseError) -> OutcomeUnavailable:
+    """The answer to a read the database failed; a missing table is said as such."""
+    text = str(error)
+    if "no such table" in text or ("relation" in text and "does not exist" in text):
+        return NOT_MIGRATED
+    return READ_FAILED
 
 
 # --- Translating requests and answers ----------------------------------------------------
@@ -80,7 +94,7 @@ def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
             # Writes translate their own faults inside entry_post; what reaches here
             # failed before anything was written. Log the class, never the text.
             log.warning("call failed with %s", type(error).__name__)
-            return error_answer(READ_FAILED)
+            return error_answer(read_failed(error))
 
     return wrapper
 

@@ -10,10 +10,10 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja.errors import HttpError, ValidationError
 
 from board.answers import (
-    READ_FAILED,
     base_url,
     entry_post_answer,
     operation_answer,
+    read_failed,
     reply_list_answer,
     request_address,
     request_caller,
@@ -99,7 +99,7 @@ def _http_error(request, error):
 def _database_error(request, error):
     # Reads only: writes translate their own faults. Log the class, never the text.
     log.warning("read failed with %s", type(error).__name__)
-    return error_response(READ_FAILED)
+    return error_response(read_failed(error))
 
 
 # --- Endpoints ---------------------------------------------------------------------------

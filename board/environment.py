@@ -86,27 +86,55 @@ def settings_or_exit(*, exit_code: int = 1) -> None:
     except ImproperlyConfigured as error:
         print(f"settle: {error}", file=sys.stderr)
         sys.exit(exit_code)
-    except ValueError as error:
-        # dj-database-url's errors (an unknown scheme, a port that is not a number) do not
-        # name the variable; say which one it is when it is the one that fails.
-        if not _database_url_fails():
-            raise
-        print(f"settle: DATABASE_URL is not a database URL Settle can use: {error}",
-              file=sys.stderr)
-        sys.exit(exit_code)
 
 
-def _database_url_fails() -> bool:
+_DATABASE_ENGINES = ("django.db.backends.sqlite3", "django.db.backends.postgresql")
+
+
+def env_database(name: str, default: str, **options) -> dict:
+    """A Django DATABASES entry from a URL: SQLite or PostgreSQL, the two Settle runs on."""
     import dj_database_url
 
-    raw = os.environ.get("DATABASE_URL")
+    raw = os.environ.get(name) or default
+    # Only the scheme is ever repeated back: the rest may hold a password.
+    scheme = raw.split("://")[0] if "://" in raw else None
+    config = None
+    if scheme is None:
+        reason = "it has no scheme"
+    else:
+        try:
+            config = dj_database_url.parse(raw, **options)
+        except ValueError as error:
+            reason = (f"the scheme {scheme!r} is unknown" if "Scheme" in str(error)
+                      else "it cannot be read (a port that is not a number?)")
+    if config is not None and config.get("ENGINE") not in _DATABASE_ENGINES:
+        reason, config = f"Settle runs on PostgreSQL and SQLite, not {scheme!r}", None
+    if config is None:
+        raise ImproperlyConfigured(
+            f"{name} is not a database URL Settle can use: {reason}; "
+            "give postgres://user:password@host:5432/name or sqlite:///path/to/file"
+        )
+    return config
+
+
+def env_public_url(name: str) -> str:
+    """An http(s) origin with a host, or empty; without the trailing slash."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return False
+        return ""
+    from urllib.parse import urlsplit
+
     try:
-        dj_database_url.parse(raw)
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
     except ValueError:
-        return True
-    return False
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ImproperlyConfigured(
+            f"{name} must be an http:// or https:// URL like https://settle.example.com, "
+            f"not {raw!r}"
+        )
+    return raw.rstrip("/")
 
 
 def env_duration_list(name: str, default: str) -> list[timedelta]:

@@ -126,4 +126,6 @@ def error_answer(error: ServiceError) -> Answer:
         retry_after = error.retry_after if error.retry_after is not None else 1
         payload["retry_after_seconds"] = retry_after
         headers["Retry-After"] = str(retry_after)
+    if error.status == 401:  # RFC 6750: say which scheme would be accepted
+        headers["WWW-Authenticate"] = 'Bearer realm="settle"'
     return Answer(status=error.status, body={"error": payload}, headers=headers)

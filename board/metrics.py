@@ -7,9 +7,10 @@ Two kinds of series, counted in two ways:
 * **What this server did** (`settle_posts_total`, `settle_request_duration_seconds`) is
   counted in the process that did it, with prometheus-client in multiprocess mode:
   each gunicorn worker writes its counts to a file in PROMETHEUS_MULTIPROC_DIR
-  (deploy/gunicorn.conf.py makes one folder per server) and a scrape adds up every
-  worker's file, so counts hold whichever worker answers the scrape. Without that
-  variable (manage.py, the test process) the counts live in the one process.
+  (deploy/gunicorn.conf.py makes one folder per server; started without it, wsgi.py
+  makes one per server master, board/metrics_folder.py) and a scrape adds up every
+  worker's file, so counts hold whichever worker answers the scrape. Where the app is not
+  loaded through wsgi.py (manage.py, the test process) the counts live in the one process.
   Each web server reports its own; Prometheus sums them across hosts.
 * **What the database holds** (maintenance runs, deliveries) is read at scrape time
   from the database by sources that the apps to the right of board register with

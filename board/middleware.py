@@ -14,6 +14,7 @@ import logging
 import ssl
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
 from board import health, logs, metrics
@@ -51,12 +52,14 @@ class ApiErrorShapeMiddleware:
             return response
         if response.get("Content-Type", "").startswith("application/json") and _has_shape(response):
             return response
-        answer = error_answer(_BY_STATUS[response.status_code]())
+        answer = error_answer(_refusal(request, response.status_code))
         shaped = HttpResponse(
             json.dumps(answer.body), status=answer.status, content_type="application/json"
         )
         if "Allow" in response:
             shaped["Allow"] = response["Allow"]
+        for name, value in answer.headers.items():
+            shaped[name] = value
         return shaped
 
     def process_exception(self, request: HttpRequest, exception: Exception):
@@ -85,6 +88,17 @@ class BrowserOriginMiddleware:
         return HttpResponse(
             json.dumps(answer.body), status=answer.status, content_type="application/json"
         )
+
+
+def _refusal(request: HttpRequest, status: int) -> BoardError:
+    if status == 400:
+        try:
+            request.get_host()
+        except DisallowedHost:
+            return BadRequest("the Host header names a host this server does not serve "
+                              "(ALLOWED_HOSTS)")
+        return BadRequest("the request could not be read")
+    return _BY_STATUS[status]()
 
 
 def _has_shape(response: HttpResponse) -> bool:

@@ -85,7 +85,10 @@ def token_revoke(*, name: str, now: datetime | None = None) -> int:
 
 def caller_authenticate(*, token: str | None, address: str) -> Caller:
     """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
-    Reads never write: a token's last use is recorded only by a write that succeeded."""
+    Reads never write: a token's last use is recorded only by a write that succeeded.
+    A call without a token needs no database (POST /request-ids answers with none)."""
+    if token is None:
+        return _caller_of(None, None, address)
     return caller_admit(token=token, address=address).caller
 
 

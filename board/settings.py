@@ -4,16 +4,17 @@ import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from board.environment import (
     env_bool,
+    env_database,
     env_duration,
     env_duration_list,
     env_int,
     env_list,
+    env_public_url,
     env_str,
 )
 
@@ -118,8 +119,8 @@ TEMPLATES = [
 # unavailable (not_committed).
 SETTLE_CLAIM_WAIT_SECONDS = 5
 DATABASES = {
-    "default": dj_database_url.parse(
-        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'settle.sqlite3'}",
+    "default": env_database(
+        "DATABASE_URL", f"sqlite:///{VAR_DIR / 'settle.sqlite3'}",
         conn_max_age=env_int("SETTLE_DB_CONN_MAX_AGE", 600, minimum=0),
         conn_health_checks=True,
     )
@@ -331,7 +332,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Settle ---------------------------------------------------------------------------
-SETTLE_PUBLIC_URL = env_str("SETTLE_PUBLIC_URL").rstrip("/")
+SETTLE_PUBLIC_URL = env_public_url("SETTLE_PUBLIC_URL")
 SETTLE_ALLOW_ANONYMOUS = env_bool("SETTLE_ALLOW_ANONYMOUS", True)
 
 

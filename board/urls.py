@@ -8,6 +8,7 @@ from board.mcp import mcp_api
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/threads/", permanent=False)),
+    path("favicon.ico", views.favicon),
     path("threads/", views.thread_index, name="thread-index"),
     path("threads/<int:thread_id>", views.thread_detail, name="thread-detail"),
     path("api/v1/", api.urls),

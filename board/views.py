@@ -8,6 +8,8 @@ page that starts at that reply, and a few lines of script on the page send a
 `#reply-<id>` that is not on it there. Without script the links onward still reach it.
 """
 
+from pathlib import Path
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -17,6 +19,16 @@ from board.exceptions import BoardError
 
 PAGE_SIZE = 50
 REPLIES_PAGE_SIZE = 50
+
+
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.svg"
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask for whatever a page links: Settle's icon."""
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 def thread_index(request: HttpRequest) -> HttpResponse:

@@ -21,7 +21,16 @@ BAD = {
     "SECRET_KEY": ({"DEBUG": "false", "SECRET_KEY": ""}, "SECRET_KEY must be set"),
     "duration": ({"SETTLE_ENTRY_RETENTION": "thirty days"}, "SETTLE_ENTRY_RETENTION must be"),
     "database": ({"DATABASE_URL": "postgress://settle@db/settle"},
-                 "DATABASE_URL is not a database URL Settle can use"),
+                 "DATABASE_URL is not a database URL Settle can use: the scheme 'postgress'"),
+    "database engine": ({"DATABASE_URL": "mysql2://x"},
+                        "DATABASE_URL is not a database URL Settle can use: Settle runs on "
+                        "PostgreSQL and SQLite, not 'mysql2'"),
+    "database garbage": ({"DATABASE_URL": "garbage"},
+                         "DATABASE_URL is not a database URL Settle can use: it has no scheme"),
+    "public url scheme": ({"SETTLE_PUBLIC_URL": "ftp://x"},
+                          "SETTLE_PUBLIC_URL must be an http:// or https:// URL"),
+    "public url": ({"SETTLE_PUBLIC_URL": "notaurl"},
+                   "SETTLE_PUBLIC_URL must be an http:// or https:// URL"),
 }
 
 

@@ -9,6 +9,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from board.schemas import timestamp
+from maintenance import outbox
 from maintenance.models import Delivery, Endpoint
 from moderation.models import AuditEvent
 from tests.celery_worker import ROOT, test_database_url
@@ -181,3 +183,39 @@ def test_deliveries_show_refuses_an_unknown_id():
         run("deliveries", "show", "00000000-0000-4000-8000-000000000000")
     with pytest.raises(CommandError):
         run("deliveries", "cancel", "not-a-uuid")
+
+
+def _sent_lost_and_looked_up(receiver) -> Delivery:
+    """A send whose connection was cut, then a lookup answered 503: two attempt rows, one
+    attempt of the schedule, accepted and due again for its next lookup."""
+    add_receiver_endpoint(receiver, "--supports", "lookup", "--lookup-url", receiver.lookup_url)
+    receiver.script = [Behaviour(close=True)]
+    receiver.lookup_status = 503
+    delivery = delivery_of(post_entry())
+    outbox.delivery_run(delivery_id=delivery.pk)
+    outbox.delivery_run(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "accepted" and delivery.next_attempt_at is not None
+    assert delivery.attempt_log.count() == 2
+    return delivery
+
+
+def test_deliveries_list_counts_the_attempts_show_lists(receiver):
+    delivery = _sent_lost_and_looked_up(receiver)
+
+    [line] = run("deliveries", "list").strip().splitlines()
+    shown = run("deliveries", "show", str(delivery.pk))
+
+    assert "attempts 2 " in line
+    assert "attempts: 2" in shown.splitlines()
+    assert len([row for row in shown.splitlines() if row.startswith("  ")]) == 2
+
+
+def test_deliveries_show_says_when_an_accepted_delivery_is_due_again(receiver):
+    delivery = _sent_lost_and_looked_up(receiver)
+
+    shown = run("deliveries", "show", str(delivery.pk))
+    as_json = json.loads(run("deliveries", "show", str(delivery.pk), "--json"))
+
+    assert f"next attempt: {timestamp(delivery.next_attempt_at)}" in shown.splitlines()
+    assert as_json["next_attempt_at"] == timestamp(delivery.next_attempt_at)

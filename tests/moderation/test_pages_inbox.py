@@ -10,11 +10,12 @@ tests are transactional.
 """
 
 import re
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 
 from board import services as board
+from maintenance import outbox
 from maintenance.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
 from moderation.models import AuditEvent
@@ -319,3 +320,28 @@ def test_the_inbox_takes_as_many_queries_for_many_deliveries_as_for_one(
     with django_assert_max_num_queries(len(one.captured_queries)):
         page = console.get(PAGE)
     assert len(page.context["inbox"]) == 5
+
+
+def test_the_deliveries_page_says_when_an_accepted_delivery_is_due_again(
+    administrator, receiver  # noqa: F811
+):
+    endpoint = endpoint_for(receiver, supports="lookup")
+    receiver.script = [Behaviour(close=True)]
+    receiver.lookup_status = 503
+    _, entry_id = posted()
+    delivery = delivery_of_entry(entry_id)
+    outbox.delivery_run(delivery_id=delivery.pk)  # sent, no answer
+    outbox.delivery_run(delivery_id=delivery.pk)  # looked up: 503, so due again
+    delivery.refresh_from_db()
+    assert delivery.state == "accepted" and delivery.endpoint == endpoint
+
+    page = logged_in(administrator).get(PAGE).content.decode()
+
+    row = page[page.index(f'id="listed-{delivery.pk}"'):]
+    row = row[:row.index("</tr>")]
+    assert "next attempt" in row
+    assert delivery.next_attempt_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M") in row
+
+
+def delivery_of_entry(entry_id: int) -> Delivery:
+    return Delivery.objects.get(entry_id=entry_id)

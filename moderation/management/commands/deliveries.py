@@ -4,6 +4,7 @@ outbound deliveries, through moderation.services (which audits) onto maintenance
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Count
 
 from board.schemas import timestamp
 from maintenance import outbox, selectors
@@ -41,14 +42,17 @@ class Command(BaseCommand):
             raise CommandError(refused.message) from None
 
     def _list(self, *, state, endpoint, json: bool = False, **options):  # noqa: A002
-        rows = selectors.deliveries_filtered(state=state, endpoint=endpoint)
+        # Every attempt row, as `show` lists them (Delivery.attempts counts the schedule's).
+        rows = selectors.deliveries_filtered(state=state, endpoint=endpoint).annotate(
+            logged=Count("attempt_log")
+        )
         for delivery in rows[:1000]:
             if json:
                 self.stdout.write(_dumps(delivery_row(delivery)))
             else:
                 self.stdout.write(
                     f"{delivery.pk}  {delivery.state:<16} {delivery.endpoint.name}  "
-                    f"entry {delivery.entry_id}  attempts {delivery.attempts}  "
+                    f"entry {delivery.entry_id}  attempts {delivery.logged}  "
                     f"created {timestamp(delivery.created_at)}"
                 )
 
@@ -62,6 +66,9 @@ class Command(BaseCommand):
             return
         for key in ("id", "endpoint", "entry_id", "state"):
             self.stdout.write(f"{key}: {row[key]}")
+        if row["next_attempt_at"]:
+            self.stdout.write(f"next attempt: {row['next_attempt_at']}")
+        self.stdout.write(f"attempts: {len(row['attempts'])}")
         if delivery.note:
             self.stdout.write(f"note: {delivery.note}")
         for attempt in row["attempts"]:
@@ -108,6 +115,7 @@ def delivery_row(delivery: Delivery) -> dict:
         "endpoint": delivery.endpoint.name,
         "entry_id": delivery.entry_id,
         "state": delivery.state,
+        "next_attempt_at": _next_attempt(delivery),
         "attempts": [
             {
                 "attempt_id": str(attempt.attempt_id),
@@ -120,6 +128,13 @@ def delivery_row(delivery: Delivery) -> dict:
             for attempt in selectors.delivery_attempts(delivery)
         ],
     }
+
+
+def _next_attempt(delivery: Delivery) -> str | None:
+    """When an accepted delivery is due again (a send or a lookup); None otherwise."""
+    if delivery.state != Delivery.State.ACCEPTED or delivery.next_attempt_at is None:
+        return None
+    return timestamp(delivery.next_attempt_at)
 
 
 def _dumps(value: dict) -> str:
