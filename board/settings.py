@@ -114,9 +114,10 @@ TEMPLATES = [
 # max_connections.
 #
 # How long a statement waits for a row another transaction holds (SPEC 5.1: the claim's
-# wait bound). On PostgreSQL it is a connection option, so the write path spends no round
-# trip on `SET LOCAL lock_timeout`; past it the claim answers in_progress, any other wait
-# unavailable (not_committed).
+# wait bound). On PostgreSQL the claim and the replay set it for their own transaction
+# inside their statements (receipts.statements.wait_bound: no round trip, and nothing a
+# pooler in transaction mode loses); past it the claim answers in_progress, any other
+# wait unavailable (not_committed).
 SETTLE_CLAIM_WAIT_SECONDS = 5
 DATABASES = {
     "default": env_database(
@@ -154,9 +155,10 @@ else:
         DATABASES["default"]["ENGINE"] = "board.postgresql"
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
-    DATABASES["default"]["OPTIONS"].setdefault(
-        "options", f"-c lock_timeout={SETTLE_CLAIM_WAIT_SECONDS * 1000}"
-    )
+    # Nothing a pooler in transaction mode (PgBouncer) cannot carry: no startup `options`,
+    # no session-level SET, and no server-side cursors (Django declares them WITH HOLD
+    # outside a transaction, so they outlive it; Settle's code does not use .iterator()).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     # Prepared statements: with server-side binding psycopg prepares a statement on its
     # fifth run on a connection, so PostgreSQL stops parsing and planning the write
     # path's statements on every post (measured: its CPU per new post fell by about

@@ -11,9 +11,10 @@ How a write runs (SPEC 5.1 step 3 and 7):
 2. Anything else claims its identity `(scope, operation, request_id)` in a transaction
    by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique constraint is the
    lock: on PostgreSQL a second transaction with the same identity waits inside that
-   INSERT until the first commits or rolls back (bounded by the connection's
-   `lock_timeout`); on SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims
-   queue. A claim that finds a committed receipt rolls back and replays (step 1).
+   INSERT until the first commits or rolls back (bounded by `lock_timeout`, which the
+   claim statement itself sets for its transaction: `statements.wait_bound`); on
+   SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. A claim that
+   finds a committed receipt rolls back and replays (step 1).
 3. A request that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
@@ -255,7 +256,7 @@ def _claim(
     ]
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_claim_sql(result_id_sql), params)
+            cursor.execute(_claim_sql(result_id_sql, _claim_bound()), params)
             row = cursor.fetchone()
     except DatabaseError as error:
         if _sqlstate(error) == LOCK_NOT_AVAILABLE:
@@ -279,17 +280,35 @@ _CLAIM_FIELDS = {
 }
 
 
+def _claim_bound() -> str | None:
+    return statements.wait_bound() if connection.vendor == "postgresql" else None
+
+
 @functools.cache
-def _claim_sql(result_id_sql: str | None) -> str:
+def _claim_sql(result_id_sql: str | None, bound: str | None = None) -> str:
     # Built once; it used to be assembled (fields, quoting) on every request.
     columns = [f.column for f in _CLAIM_FIELDS.values()]
-    values = ["%s"] * len(_CLAIM_FIELDS)
+    conflict = "ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id"
+    if bound is None:  # SQLite: its immediate transaction and busy timeout bound the wait
+        values = ["%s"] * len(_CLAIM_FIELDS)
+        return (
+            f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) VALUES ({', '.join(values)}) "
+            f"{conflict}"
+        )
+    # PostgreSQL: the row is SELECTed from `bound`, so the wait bound is set for the
+    # transaction before the INSERT can wait on another claim (statements.wait_bound).
+    # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
+    # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
+    values = [
+        f"CAST(%s AS {'text' if f.get_internal_type() == 'CharField' else f.db_type(connection)})"
+        for f in _CLAIM_FIELDS.values()
+    ]
     if result_id_sql is not None:
         columns.append("result_id")
         values.append(result_id_sql)
     return (
-        f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) VALUES ({', '.join(values)}) "
-        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id"
+        f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) SELECT {', '.join(values)} "
+        f"FROM (SELECT {bound}) AS bound {conflict}"
     )
 
 

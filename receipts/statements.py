@@ -6,6 +6,7 @@ import functools
 import json
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
@@ -64,6 +65,21 @@ def no_flush_wait() -> str:
     return "quiet AS (SELECT set_config('synchronous_commit', 'off', true))"
 
 
+def wait_bound() -> str:
+    """An SQL expression that bounds, for the rest of the transaction running it, how long
+    any statement waits for a lock: `lock_timeout` of SETTLE_CLAIM_WAIT_SECONDS (PostgreSQL).
+
+    The claim and the replay evaluate it before they lock anything, in their own
+    statements, so the bound costs no round trip and needs nothing of the connection:
+    `set_config(..., true)` is SET LOCAL, which a pooler in transaction mode (PgBouncer)
+    keeps, because the transaction runs on one server connection from BEGIN to COMMIT.
+    (It used to be the connection's startup option `-c lock_timeout=...`, which PgBouncer
+    refuses: `unsupported startup parameter: options`; ignored, the bound would be gone.)
+    Past the bound the claim answers in_progress, any other wait unavailable.
+    """
+    return f"set_config('lock_timeout', '{int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)}', true)"
+
+
 class PostgreSQL:
     """The write path in as few statements as PostgreSQL allows (data-modifying CTEs).
 
@@ -100,9 +116,11 @@ class PostgreSQL:
                 f" LEFT JOIN {model._meta.db_table} made "
                 f"ON made.{model._meta.pk.column} = hit.result_id"
             )
+        # `bound` is joined by the UPDATE, so it is set before the row is locked.
         sql = f"""
-            WITH hit AS (
+            WITH bound AS (SELECT {wait_bound()}), hit AS (
                 UPDATE {_RECEIPTS} SET attempts = attempts + 1, last_seen_at = %(now)s
+                FROM bound
                 WHERE scope = %(scope)s AND operation = %(operation)s
                     AND request_id = %(request_id)s
                 RETURNING {", ".join(RECEIPT_COLUMNS)}, {self._OUTCOME_SQL} AS outcome

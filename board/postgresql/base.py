@@ -12,6 +12,12 @@ What that leaves: a connection broken in the sub-second gap between two requests
 its break on the request's first statement, which then answers `503 unavailable` with
 `outcome: not_committed` (nothing was written), and Django closes the connection so the
 next request reconnects. A server restart under load fails the requests in flight anyway.
+
+Every transaction is also bounded in how long it waits for a lock (`lock_timeout` of
+SETTLE_CLAIM_WAIT_SECONDS), set with SET LOCAL before its first statement: transaction
+state, which a pooler in transaction mode (PgBouncer) keeps, where a connection option
+or a session-level SET would not be. A transaction whose first statement sets the bound
+itself (the claim: receipts.statements.wait_bound) spends no round trip on it.
 """
 
 import time
@@ -19,9 +25,31 @@ import time
 from django.conf import settings
 from django.db.backends.postgresql import base
 
+# What receipts.statements.wait_bound puts in a statement that bounds its own transaction.
+_SETS_ITS_BOUND = "set_config('lock_timeout'"
+
 
 class DatabaseWrapper(base.DatabaseWrapper):
     _last_released: float | None = None
+    _bounded = False  # the open transaction has its lock wait bound
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.execute_wrappers.append(self._bound_the_transaction)
+
+    def _set_autocommit(self, autocommit: bool) -> None:
+        super()._set_autocommit(autocommit)
+        self._bounded = False
+
+    def _bound_the_transaction(self, execute, sql, params, many, context):
+        # Before the first statement of a transaction (a nested atomic's SAVEPOINT
+        # included, so the SET is never undone by a rollback to a savepoint).
+        if not self._bounded and not self.autocommit:
+            self._bounded = True
+            if _SETS_ITS_BOUND not in sql:
+                ms = int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)
+                context["cursor"].execute(f"SET LOCAL lock_timeout = {ms}")
+        return execute(sql, params, many, context)
 
     def close_if_unusable_or_obsolete(self) -> None:
         # Django calls this when a request (or a Celery task) starts and when it ends:
@@ -40,3 +68,4 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def connect(self) -> None:
         super().connect()
         self._last_released = None
+        self._bounded = False

@@ -5,6 +5,9 @@ While the database is down every answer is `503 unavailable` with a truthful `ou
 never a 500, never a hang; once it is back every client retries with the same request_id
 and content until settled; then every acknowledged post exists exactly once, and the
 gunicorn workers that served through it are the same processes.
+
+With SETTLE_TEST_PGBOUNCER=1 (.ci/run's PgBouncer leg) the service reaches the cluster
+through a PgBouncer of its own in transaction mode, from deploy/pgbouncer/pgbouncer.ini.
 """
 
 import os
@@ -107,6 +110,60 @@ def own_cluster() -> Iterator[Cluster]:
         cluster.remove()
 
 
+PGBOUNCER = Path("/usr/sbin/pgbouncer")
+
+
+@contextmanager
+def pgbouncer_before(cluster: Cluster) -> Iterator[str]:
+    """The shipped PgBouncer configuration in front of `cluster`; yields the service's URL."""
+    if not PGBOUNCER.exists():
+        pytest.fail("pgbouncer not found (apt-get install pgbouncer)")
+    port = free_port()
+    rewritten = {
+        "listen_port": str(port),
+        "logfile": str(cluster.folder / "pgbouncer.log"),
+        "pidfile": str(cluster.folder / "pgbouncer.pid"),
+        "auth_file": str(ROOT / "deploy" / "pgbouncer" / "userlist.txt"),
+    }
+    lines = []
+    for line in (ROOT / "deploy" / "pgbouncer" / "pgbouncer.ini").read_text().splitlines():
+        name = line.split("=", 1)[0].strip()
+        if name == "*":
+            line = f"* = host=127.0.0.1 port={cluster.port}"
+        elif name in rewritten:
+            line = f"{name} = {rewritten[name]}"
+        lines.append(line)
+    config = cluster.folder / "pgbouncer.ini"
+    config.write_text("\n".join(lines) + "\n")
+    user = ["-u", "postgres"] if os.geteuid() == 0 else []
+    subprocess.run([str(PGBOUNCER), "-d", *user, str(config)], check=True)
+    try:
+        assert wait_until(lambda: _answers_sql(port), seconds=30)
+        yield f"postgres://postgres@127.0.0.1:{port}/settle"
+    finally:
+        pid = (cluster.folder / "pgbouncer.pid").read_text().strip()
+        os.kill(int(pid), 15)
+
+
+def _answers_sql(port: int) -> bool:
+    try:
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/settle",
+                             connect_timeout=2) as connection:
+            connection.execute("SELECT 1")
+        return True
+    except psycopg.Error:
+        return False
+
+
+@contextmanager
+def service_url(cluster: Cluster) -> Iterator[str]:
+    if os.environ.get("SETTLE_TEST_PGBOUNCER") == "1":
+        with pgbouncer_before(cluster) as url:
+            yield url
+    else:
+        yield cluster.url
+
+
 def worker_pids(master: int) -> set[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(master)],
                          capture_output=True, text=True).stdout
@@ -127,8 +184,8 @@ def keep_posting(base: str, stop: threading.Event, done: list[Identity]) -> None
 
 
 def test_it_answers_503_while_postgres_restarts_and_every_post_lands_once(tmp_path):
-    with own_cluster() as cluster:
-        env = environment(DATABASE_URL=cluster.url, WEB_CONCURRENCY="3")
+    with own_cluster() as cluster, service_url(cluster) as url:
+        env = environment(DATABASE_URL=url, WEB_CONCURRENCY="3")
         subprocess.run([str(BIN / "python"), "manage.py", "migrate", "--noinput", "-v", "0"],
                        cwd=ROOT, env=env, check=True)
         port = free_port()
