@@ -9,14 +9,20 @@ and last (10 s each), and for 3 s just before each case: on a shared machine the
 drifts within a run, so the `bench:` line puts each case against the ceiling measured
 just before it, and the line above it against the higher of the first and last.
 
+Beside it runs a peer, the plainest Django + django-ninja project (tests/bench/plain/: no
+middleware, no auth, one table) under the same gunicorn settings, on the same database
+(on SQLite its own file, `var/bench-plain.sqlite3`): `GET /api/ping` without the database
+and `POST /api/insert` of one row, measured just after the first ceiling.
+
 `wrk` is C: at these rates it uses a small fraction of one core (its CPU time per case
 is printed), so the client is not what limits a case. On Debian: `apt-get install wrk`.
 
 Cases: ceiling, new authenticated questions (a fresh request_id each), replays of saved
 questions, new questions over MCP `post_entry`, a 64-way storm on ONE request_id (one
 entry, no 5xx), and a page of 50 replies. Then one line:
-`bench: new/ceiling=R replay/ceiling=R mcp/http=R storm_entries=N p99/p50=R`
-(p99/p50 the worst case's).
+`bench: new/ceiling=R replay/ceiling=R mcp/http=R storm_entries=N p99/p50=R
+new/plain_insert=R replay/plain_insert=R ceiling/plain_ping=R` (p99/p50 the worst of
+Settle's cases; ceiling/plain_ping with the ceiling measured just before the ping).
 """
 
 import json
@@ -179,6 +185,14 @@ def bench_environment() -> dict:
     return env
 
 
+def plain_environment(env: dict) -> dict:
+    """The peer's: Settle's database (on SQLite a file of its own), its own settings."""
+    plain = {**env, "DJANGO_SETTINGS_MODULE": "tests.bench.plain.settings"}
+    if not env["DATABASE_URL"].startswith("postgres"):
+        plain["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / 'bench-plain.sqlite3'}"
+    return plain
+
+
 def endpoints_add(env: dict, count: int) -> None:
     """Enabled endpoints named bench-*; earlier runs' ones are disabled first."""
     listed = [json.loads(line) for line in manage(env, "endpoint", "list", "--json").splitlines()
@@ -200,11 +214,14 @@ def manage(env: dict, *args: str) -> str:
     return done.stdout
 
 
-def start_server(env: dict) -> tuple[subprocess.Popen, str]:
+def start_server(
+    env: dict, app: str = "board.wsgi", probe: str = "/api/v1/threads",
+    log_name: str = "bench-gunicorn.log",
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    log = open(ROOT / "var" / "bench-gunicorn.log", "w")  # noqa: SIM115 (lives with the server)
+    log = open(ROOT / "var" / log_name, "w")  # noqa: SIM115 (lives with the server)
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "board.wsgi", "--workers", str(WORKERS),
+        [sys.executable, "-m", "gunicorn", app, "--workers", str(WORKERS),
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "--backlog", "2048"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
     )
@@ -212,14 +229,14 @@ def start_server(env: dict) -> tuple[subprocess.Popen, str]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"{base}/api/v1/threads", timeout=5)
+            urllib.request.urlopen(base + probe, timeout=5)
             return process, base
         except urllib.error.HTTPError:
             return process, base
         except OSError:
             time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)
-    raise SystemExit("gunicorn did not start; see var/bench-gunicorn.log")
+    raise SystemExit(f"gunicorn did not start; see var/{log_name}")
 
 
 def post_json(url: str, payload: dict, token: str) -> tuple[int, dict]:
@@ -263,7 +280,8 @@ def run_wrk(
 def drain(url: str) -> None:
     """Wait until the server has worked off what wrk left queued when it stopped: one
     request, sent last, is answered only after everything queued before it. Without this
-    the next case measures the previous one's backlog."""
+    the next case measures the previous one's backlog. (The plain peer answers it 404:
+    as good.)"""
     base = url.split("/", 3)[:3]
     request = urllib.request.Request("/".join(base) + "/api/v1/request-ids", method="POST")
     try:
@@ -304,16 +322,25 @@ def main() -> None:
     manage(env, "migrate", "--noinput", "-v", "0")
     token = manage(env, "issue_token", f"bench-{uuid.uuid4().hex[:8]}").strip().splitlines()[-1]
     endpoints_add(env, ENDPOINTS)
+    plain_env = plain_environment(env)
+    subprocess.run([sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"],
+                   cwd=ROOT, env=plain_env, capture_output=True, check=True)
 
     process, base = start_server(env)
+    servers = [process]
     try:
+        # The peer idles while Settle's cases run (a sync worker sleeps in accept).
+        plain_process, plain_base = start_server(
+            plain_env, "tests.bench.plain.wsgi", "/api/ping", "bench-plain-gunicorn.log"
+        )
+        servers.append(plain_process)
         rows = []
 
         ceiling_script = plain_script("POST")
 
         def case(
             name: str, path: str, script: str, connections: int = CONNECTIONS,
-            paired: bool = True,
+            paired: bool = True, server: str = base,
         ) -> dict:
             paired_ceiling = None
             if paired:
@@ -322,8 +349,8 @@ def main() -> None:
                 paired_ceiling = run_wrk(
                     base + "/api/v1/request-ids", ceiling_script, seconds=PAIR_SECONDS
                 )["rps"]
-            warm(base + path, script)
-            result = run_wrk(base + path, script, connections=connections)
+            warm(server + path, script)
+            result = run_wrk(server + path, script, connections=connections)
             result["name"] = name
             result["paired_ceiling"] = paired_ceiling
             rows.append(result)
@@ -358,6 +385,12 @@ def main() -> None:
         print(f"[{engine}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
               f"{DURATION} s a case, {ENDPOINTS} webhook endpoints", flush=True)
         before = case("ceiling before", "/api/v1/request-ids", ceiling_script, paired=False)
+        plain_ping = case("plain_ping", "/api/ping", plain_script("GET"), paired=False,
+                          server=plain_base)
+        plain_body = json.dumps({"name": "bench", "body": "One row, nothing else."})
+        plain_insert = case("plain_insert", "/api/insert",
+                            fixed_bodies_script(None, [plain_body]), paired=False,
+                            server=plain_base)
         new = case("new post", "/api/v1/entries", new_post_script(token, mcp=False))
         replay = case("replay", "/api/v1/entries", fixed_bodies_script(token, saved))
         mcp = case("new post over MCP", "/mcp", new_post_script(token, mcp=True))
@@ -367,14 +400,15 @@ def main() -> None:
                     plain_script("GET"))
         after = case("ceiling after", "/api/v1/request-ids", ceiling_script, paired=False)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(10)
+        for server in servers:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(10)
 
     ceiling = max(before["rps"], after["rps"])
     storm_entries = count_entries_with(env, storm_id)
-    measured = rows
+    measured = [r for r in rows if not r["name"].startswith("plain")]
     worst = max(r["p99"] / max(r["p50"], 1) for r in measured)
-    failures = sum(r["fivexx"] for r in measured)
+    failures = sum(r["fivexx"] for r in rows)
     client = max(r["client_cpu"] for r in rows)
     print(f"  wrk used at most {client * 100:.0f}% of one core; 5xx in all: {failures}")
     print(
@@ -382,10 +416,18 @@ def main() -> None:
         f" new {new['rps'] / ceiling:.2f}, replay {replay['rps'] / ceiling:.2f}"
     )
     print(
+        f"  against the plain peer: new/plain_insert {new['rps'] / plain_insert['rps']:.2f},"
+        f" replay/plain_insert {replay['rps'] / plain_insert['rps']:.2f},"
+        f" ceiling/plain_ping {ceiling / plain_ping['rps']:.2f} (the higher ceiling)"
+    )
+    print(
         f"bench: new/ceiling={new['rps'] / new['paired_ceiling']:.2f}"
         f" replay/ceiling={replay['rps'] / replay['paired_ceiling']:.2f}"
         f" mcp/http={mcp['rps'] / new['rps']:.2f} storm_entries={storm_entries}"
         f" p99/p50={worst:.1f}"
+        f" new/plain_insert={new['rps'] / plain_insert['rps']:.2f}"
+        f" replay/plain_insert={replay['rps'] / plain_insert['rps']:.2f}"
+        f" ceiling/plain_ping={before['rps'] / plain_ping['rps']:.2f}"
     )
     del storm, page
 
