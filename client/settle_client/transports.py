@@ -5,6 +5,7 @@ the JSON body, the Retry-After in seconds) or raises AttemptFailed naming what e
 """
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,7 +99,11 @@ class McpTransport:
         import anyio
 
         try:
-            result = anyio.run(self._call_async, tool, arguments, timeout)
+            # On a thread of its own: anyio.run refuses a thread whose event loop is already
+            # running (a caller inside async code, or a library that keeps a loop in the
+            # calling thread, as Playwright's sync API does).
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                result = pool.submit(anyio.run, self._call_async, tool, arguments, timeout).result()
         except AttemptFailed:
             raise
         except BaseException as error:  # noqa: BLE001 - any failure is "no answer"
