@@ -65,16 +65,19 @@ def filled(receiver, entry_ids):  # noqa: F811
     assert delivery.state == "outcome_unknown"
     now = timezone.now()
     MaintenanceRun.objects.create(
-        job="purge-expired-threads", started_at=now - timedelta(seconds=3),
-        finished_at=now, duration_seconds=3.2, counts={"threads": 10001, "entries": 3},
+        job="purge-expired-threads",
+        started_at=now - timedelta(seconds=3),
+        finished_at=now,
+        duration_seconds=3.2,
+        counts={"threads": 10001, "entries": 3},
     )
     return entry_id
 
 
 def test_every_console_page_fits_a_phone_and_a_desk(browser_page, operator, receiver):  # noqa: F811
-    request_ids, entry_ids = zip(
-        *[posted(title="A question with a title long enough to wrap " * 3) for _ in range(3)]
-    )
+    posts = [posted(title="A question with a title long enough to wrap " * 3) for _ in range(3)]
+    request_ids = [request_id for request_id, _ in posts]
+    entry_ids = [entry_id for _, entry_id in posts]
     delivered = filled(receiver, entry_ids)
     pages = {
         "dashboard": "/console/",
@@ -95,9 +98,7 @@ def test_every_console_page_fits_a_phone_and_a_desk(browser_page, operator, rece
             browser_page.set_viewport_size(viewport)
             response = browser_page.goto(url)
             assert response.status == 200, (name, response.status)
-            browser_page.screenshot(
-                path=str(ARTIFACTS / f"{label}-{name}.png"), full_page=True
-            )
+            browser_page.screenshot(path=str(ARTIFACTS / f"{label}-{name}.png"), full_page=True)
             off = browser_page.evaluate(OFF_SCREEN, viewport["width"])
             scroll = browser_page.evaluate("document.documentElement.scrollWidth")
             if off or scroll > viewport["width"]:
@@ -118,9 +119,11 @@ def wraps(page, selector: str) -> list[str]:
 
 
 def test_at_desk_width_entry_actions_dates_and_figures_stay_on_one_line(
-    browser_page, operator, receiver  # noqa: F811
+    browser_page,
+    operator,
+    receiver,  # noqa: F811
 ):
-    _, entry_ids = zip(*[posted() for _ in range(2)])
+    entry_ids = [entry_id for _, entry_id in (posted(), posted())]
     filled(receiver, entry_ids)
     log_in(browser_page)
     browser_page.set_viewport_size(DESK)
