@@ -39,6 +39,11 @@ class PrivateCA:
             .public_key(self.key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            # Key identifiers, as a real CA's carry: Python 3.13's default context verifies
+            # with X509_STRICT, which refuses a chain without them.
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(self.key.public_key()), critical=False
+            )
             .add_extension(
                 x509.KeyUsage(
                     digital_signature=True, key_cert_sign=True, crl_sign=True,
@@ -65,6 +70,13 @@ class PrivateCA:
             .not_valid_before(start).not_valid_after(end)
             .add_extension(x509.SubjectAlternativeName(names), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()),
+                critical=False,
+            )
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+            )
             .sign(self.key, hashes.SHA256())
         )
         cert_file, key_file = self.directory / "leaf.pem", self.directory / "leaf.key"
