@@ -62,6 +62,7 @@ class Client:
 
     def _post(self, fields: dict[str, Any], request_id: str | None,
               deadline: float | None) -> Settled:
+        started = time.monotonic()  # the deadline counts from the call, journaling included
         request_id = _canonical(request_id) if request_id else str(uuid.uuid4())
         body = json.dumps({"request_id": request_id, **fields}, ensure_ascii=False,
                           separators=(",", ":"))
@@ -73,7 +74,7 @@ class Client:
         if intent.state != "pending":
             outcome = _stored(request_id, intent)
         else:
-            outcome = self._settle(intent, owner, time.monotonic() + seconds)
+            outcome = self._settle(intent, owner, started + seconds)
         if isinstance(outcome, Settled):
             return outcome
         raise outcome

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio  # httpx's own dependency
 import httpx
 
 
@@ -48,23 +49,42 @@ def _retry_after(header: str | None, data: dict[str, Any]) -> float | None:
 
 
 class HttpTransport:
-    def __init__(self, base_url: str, token: str | None) -> None:
-        headers = {"Accept": "application/json", "User-Agent": "settle-client/0.1"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.client = httpx.Client(
-            base_url=base_url, headers=headers, transport=httpx.HTTPTransport(retries=0),
-            follow_redirects=False,
-        )
+    """One POST or GET an attempt, bounded as a whole by the attempt's timeout.
 
-    def _send(self, method: str, path: str, *, timeout: float, content: bytes | None = None):
+    httpx's own timeouts bound each read and write, not the attempt: an answer trickling
+    in a byte at a time never trips them. So each attempt runs in an event loop of its
+    own under anyio.fail_after, which cancels it wherever it is when its time is up.
+    """
+
+    def __init__(self, base_url: str, token: str | None) -> None:
+        self.base_url = base_url
+        self.headers = {"Accept": "application/json", "User-Agent": "settle-client/0.1"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        # Made once: loading the trust store for every attempt would spend its time.
+        self.tls = httpx.create_ssl_context()
+
+    def _send(self, method: str, path: str, *, timeout: float,
+              content: bytes | None = None) -> Answer:
         try:
-            response = self.client.request(
-                method, path, content=content, timeout=httpx.Timeout(timeout),
-                headers={"Content-Type": "application/json"} if content is not None else None,
-            )
+            return _on_a_loop_of_its_own(self._send_async, method, path, timeout, content)
         except httpx.HTTPError as error:
             raise AttemptFailed(type(error).__name__) from None
+        except TimeoutError:
+            raise AttemptFailed("TimeoutError") from None
+
+    async def _send_async(self, method: str, path: str, timeout: float,
+                          content: bytes | None) -> Answer:
+        headers = {**self.headers}
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        with anyio.fail_after(timeout):
+            async with httpx.AsyncClient(
+                base_url=self.base_url, headers=headers, timeout=httpx.Timeout(timeout),
+                transport=httpx.AsyncHTTPTransport(retries=0, verify=self.tls),
+                follow_redirects=False,
+            ) as client:
+                response = await client.request(method, path, content=content)
         try:
             data = response.json()
         except ValueError:
@@ -81,7 +101,18 @@ class HttpTransport:
         return self._send("GET", f"/api/v1/operations/{request_id}", timeout=timeout)
 
     def close(self) -> None:
-        self.client.close()
+        pass
+
+
+def _on_a_loop_of_its_own(function, *args):
+    """Run an async attempt to its end in a new event loop on a thread of its own.
+
+    anyio.run refuses a thread whose event loop is already running (a caller inside async
+    code, or a library that keeps a loop in the calling thread, as Playwright's sync API
+    does), and a thread of its own keeps the caller's threads independent of each other.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, function, *args).result()
 
 
 class McpTransport:
@@ -96,14 +127,8 @@ class McpTransport:
         self.token = token
 
     def _call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Answer:
-        import anyio
-
         try:
-            # On a thread of its own: anyio.run refuses a thread whose event loop is already
-            # running (a caller inside async code, or a library that keeps a loop in the
-            # calling thread, as Playwright's sync API does).
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                result = pool.submit(anyio.run, self._call_async, tool, arguments, timeout).result()
+            result = _on_a_loop_of_its_own(self._call_async, tool, arguments, timeout)
         except AttemptFailed:
             raise
         except BaseException as error:  # noqa: BLE001 - any failure is "no answer"
@@ -113,21 +138,30 @@ class McpTransport:
         return result
 
     async def _call_async(self, tool: str, arguments: dict[str, Any], timeout: float) -> Answer:
-        import anyio
         import httpx2
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
 
+        # The SDK turns an HTTP refusal (401 for the token, 403 for an Origin, a proxy's
+        # 502) into a JSON-RPC error and drops the status; the exchanges noted here keep it.
+        exchanges = _Exchanges()
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        with anyio.fail_after(timeout):
-            async with httpx2.AsyncClient(
-                headers=headers, timeout=httpx2.Timeout(timeout),
-                transport=httpx2.AsyncHTTPTransport(retries=0),
-            ) as http:
-                transport = streamable_http_client(self.url, http_client=http,
-                                                   terminate_on_close=False)
-                async with Client(transport, read_timeout_seconds=timeout) as client:
-                    result = await client.call_tool(tool, arguments)
+        try:
+            with anyio.fail_after(timeout):
+                async with httpx2.AsyncClient(
+                    headers=headers, timeout=httpx2.Timeout(timeout),
+                    transport=httpx2.AsyncHTTPTransport(retries=0),
+                    event_hooks={"request": [exchanges.sent], "response": [exchanges.answered]},
+                ) as http:
+                    transport = streamable_http_client(self.url, http_client=http,
+                                                       terminate_on_close=False)
+                    async with Client(transport, read_timeout_seconds=timeout) as client:
+                        result = await client.call_tool(tool, arguments)
+        except Exception:
+            answer = exchanges.refusal()
+            if answer is None:
+                raise
+            return answer
         content = result.structured_content or {}
         if "http_status" not in content:
             raise AttemptFailed("MalformedToolResult")
@@ -144,6 +178,58 @@ class McpTransport:
 
     def close(self) -> None:
         pass
+
+
+# The codes SPEC 5 gives the statuses /mcp answers before any tool runs.
+TRANSPORT_CODES = {401: "unauthorized", 403: "forbidden"}
+
+
+class _Exchanges:
+    """The HTTP exchanges of one tool call: which JSON-RPC method each POST carried and
+    the status it was answered with."""
+
+    def __init__(self) -> None:
+        self.tool_call_sent = False
+        self.tool_call_status: int | None = None
+        self.last: tuple[int, str | None] | None = None
+
+    async def sent(self, request) -> None:
+        if _rpc_method(request) == "tools/call":
+            self.tool_call_sent = True
+
+    async def answered(self, response) -> None:
+        status = (response.status_code, response.headers.get("Retry-After"))
+        self.last = status
+        if _rpc_method(response.request) == "tools/call":
+            self.tool_call_status = status
+
+    def refusal(self) -> Answer | None:
+        """The HTTP answer that ended the call, when the server (or a proxy) gave one.
+
+        The tool call's own status when it was answered with an error; else, when the
+        tool call never left, the status that refused the exchange before it. A call
+        that left and got no answer is not one: the write may have happened.
+        """
+        if self.tool_call_status is not None:
+            chosen = self.tool_call_status
+        elif not self.tool_call_sent and self.last is not None:
+            chosen = self.last
+        else:
+            return None
+        status, header = chosen
+        if status < 400:
+            return None
+        code = TRANSPORT_CODES.get(status, f"http_{status}")
+        return Answer(status, {"error": {"code": code, "message": f"/mcp answered {status}"}},
+                      _retry_after(header, {}))
+
+
+def _rpc_method(request) -> str | None:
+    try:
+        message = json.loads(request.content)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return message.get("method") if isinstance(message, dict) else None
 
 
 def _reason(error: BaseException) -> str:

@@ -71,6 +71,12 @@ def token(transactional_db):
     return token_issue(name=f"agent-{uuid.uuid4().hex[:8]}")[1]
 
 
+@pytest.fixture(params=["http", "mcp"])
+def transport(request):
+    """Each test taking it runs once over HTTP and once over MCP."""
+    return request.param
+
+
 @pytest.fixture
 def journal(tmp_path):
     return tmp_path / "state" / "journal.sqlite3"

@@ -8,19 +8,38 @@ the plan; everything else passes. Actions:
 - "drop": forward, read the server's whole answer, then reset the client's connection;
 - "reset": reset the client's connection before forwarding anything;
 - "hold": forward, read the answer, hold it past the client's attempt timeout, close;
-- "origin": forward with a browser's Origin header added.
+- "trickle": forward, read the answer, send it one byte at a time, a byte every
+  TRICKLE_SECONDS, so no single read waits long yet the whole answer takes minutes;
+- "origin": forward with a browser's Origin header added;
+- "gateway:NNN": answer status NNN at once, forwarding nothing, as a proxy in front of
+  Settle would (408, 425, 502; 503 comes with Retry-After: 1);
+- "late:NNN": forward, read the server's answer, then answer status NNN in its place, as a
+  gateway that gave up waiting (504) or a middlebox answering a 2xx of its own (202, 200).
+
+on_forwarded, when set, is called (on the proxy's thread) each time a write has been
+forwarded and answered, before the action deals with the answer.
 """
 
 import socket
 import struct
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+TRICKLE_SECONDS = 0.2
+
+
+GATEWAY_BODIES = {200: b'{"ok": true}', 202: b"", 408: b"Request Timeout", 425: b"Too Early",
+                  502: b"Bad Gateway", 503: b"Service Unavailable", 504: b"Gateway Timeout"}
 
 
 @dataclass
 class Seen:
+    requests: int = 0
     writes: int = 0
     lookups: int = 0
+    write_times: list[float] = field(default_factory=list)
     forwarded: threading.Event = field(default_factory=threading.Event)
 
 
@@ -30,6 +49,7 @@ class FaultProxy:
         self.hold_seconds = hold_seconds
         self.plan: list[str] = []
         self.seen = Seen()
+        self.on_forwarded: Callable[[], None] | None = None
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -68,10 +88,16 @@ class FaultProxy:
             with self._lock:
                 seen = self.seen
                 action = self.plan.pop(0) if is_write and self.plan else "pass"
+                seen.requests += 1
                 seen.writes += is_write
                 seen.lookups += is_lookup
+                if is_write:
+                    seen.write_times.append(time.monotonic())
             if action == "reset":
                 _reset(conn)
+                return
+            if action.startswith("gateway:"):
+                conn.sendall(_answer(int(action.split(":")[1])))
                 return
             if action == "origin":
                 line, rest = request.split(b"\r\n", 1)
@@ -79,10 +105,18 @@ class FaultProxy:
             answer = self._forward(request)
             if is_write:
                 seen.forwarded.set()
-            if action == "drop":
+                if self.on_forwarded is not None:
+                    self.on_forwarded()
+            if action.startswith("late:"):
+                conn.sendall(_answer(int(action.split(":")[1])))
+            elif action == "drop":
                 _reset(conn)
             elif action == "hold":
                 self._stopped.wait(self.hold_seconds)
+            elif action == "trickle":
+                for index in range(len(answer)):
+                    conn.sendall(answer[index:index + 1])
+                    time.sleep(TRICKLE_SECONDS)
             else:
                 conn.sendall(answer)
         except OSError:
@@ -119,6 +153,16 @@ def _read_request(conn: socket.socket) -> bytes | None:
         body += chunk
     # Ask the server to close after answering, so one connection carries one request.
     return head + b"\r\nConnection: close\r\n\r\n" + body
+
+
+def _answer(status: int) -> bytes:
+    body = GATEWAY_BODIES[status]
+    kind = b"application/json" if body.startswith(b"{") else b"text/plain"
+    head = [f"HTTP/1.1 {status} Gateway".encode(), b"Content-Type: " + kind,
+            f"Content-Length: {len(body)}".encode(), b"Connection: close"]
+    if status == 503:
+        head.append(b"Retry-After: 1")
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
 
 
 def _reset(conn: socket.socket) -> None:
