@@ -56,6 +56,33 @@ def test_the_intent_is_committed_before_the_first_byte_is_sent(proxy, token, jou
     watcher.join()
 
     assert seen_when_forwarded == [(request_id, proxy.url, "pending")]
+    assert token.encode() not in journal.read_bytes()
+
+
+def test_the_side_files_sqlite_makes_are_private_whatever_the_umask(proxy, token, tmp_path):
+    """SQLite's rollback journal (and a WAL and its index, should anyone switch the file to
+    WAL) exist only while a transaction writes: catch them in the middle of one."""
+    journal = tmp_path / "state" / "journal.sqlite3"
+    Client(proxy.url, token=token, journal=journal)
+    previous = os.umask(0)
+    try:
+        modes = {}
+        for mode in ("DELETE", "WAL"):
+            db = sqlite3.connect(journal, isolation_level=None)
+            db.execute(f"PRAGMA journal_mode={mode}")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO intents (base_url, token_digest, request_id, type, body,"
+                       f" created_at) VALUES ('u', 'd', '{mode}', 'question', '{{}}', 'now')")
+            modes.update({p.name: stat.S_IMODE(p.stat().st_mode)
+                          for p in journal.parent.iterdir()})
+            db.execute("ROLLBACK")
+            db.close()
+    finally:
+        os.umask(previous)
+
+    assert set(modes) == {journal.name, f"{journal.name}-journal", f"{journal.name}-wal",
+                          f"{journal.name}-shm"}
+    assert set(modes.values()) == {0o600}
 
 
 def test_the_default_path_comes_from_settle_journal(proxy, token, tmp_path, monkeypatch):
