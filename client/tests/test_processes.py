@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from live import entries_for, new_id
+from live import client_for, entries_for, new_id
 from settle_client import Client, Settled, Unconfirmed
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,9 +73,10 @@ def test_two_processes_resuming_one_journal_make_one_entry_per_intent(proxy, tok
     assert client.pending() == []
 
 
-def test_eight_threads_share_one_client_and_each_intent_makes_one_entry(proxy, token, journal):
-    client = Client(proxy.url, token=token, journal=journal, deadline=5.0,
-                    attempt_timeout=1.0)
+def test_eight_threads_share_one_client_and_each_intent_makes_one_entry(
+    proxy, token, journal, transport
+):
+    client = client_for(proxy, token, journal, transport, deadline=10.0)
     proxy.reset(["drop", "reset", "pass"] * 4)
     markers = [new_id() for _ in range(8)]
     results: dict[str, object] = {}
