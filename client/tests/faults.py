@@ -40,6 +40,7 @@ class Seen:
     writes: int = 0
     lookups: int = 0
     write_times: list[float] = field(default_factory=list)
+    answers: list[bytes] = field(default_factory=list)  # the server's, to forwarded writes
     forwarded: threading.Event = field(default_factory=threading.Event)
 
 
@@ -104,6 +105,7 @@ class FaultProxy:
                 request = line + b"\r\nOrigin: https://elsewhere.example\r\n" + rest
             answer = self._forward(request)
             if is_write:
+                seen.answers.append(answer)
                 seen.forwarded.set()
                 if self.on_forwarded is not None:
                     self.on_forwarded()

@@ -1,8 +1,12 @@
 """Answers that are not final, from a proxy in front of Settle: the client tries again with
 the same id and body, and settles with exactly one entry."""
 
+import json
+import threading
+
 import pytest
-from live import client_for, entries_for, new_id
+from django.db import connection
+from live import client_for, entries_for, new_id, question_request
 from settle_client import Settled
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,3 +46,53 @@ def test_retry_after_is_honoured_before_the_next_attempt(proxy, token, journal, 
     assert settled.how == "created"
     first, second = proxy.seen.write_times
     assert second - first >= 1.0
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="SQLite serializes writers: a held claim there is 503 unavailable")
+def test_in_progress_while_another_attempt_holds_the_claim_is_tried_again(
+    proxy, token, journal, transport
+):
+    """An earlier attempt of the same request (in this process, through the API) holds its
+    claim inside its transaction past the server's 5 s wait; the client's attempt gets 409
+    in_progress, waits its Retry-After and settles by the replay once that one commits."""
+    from django.test import Client as DjangoClient
+
+    from board.models import Entry
+    from board.signals import entry_created
+
+    request_id = new_id()
+    request = question_request(request_id, "Busy?", f"identity {request_id}", {"name": "x"})
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_claim(sender, entry, now, **kwargs):  # inside the write's transaction
+        holding.set()
+        release.wait(30)
+
+    def earlier_attempt() -> None:
+        try:
+            DjangoClient().post("/api/v1/entries", data=json.dumps(request),
+                                content_type="application/json",
+                                HTTP_AUTHORIZATION=f"Bearer {token}")
+        finally:
+            connection.close()
+
+    entry_created.connect(hold_the_claim, sender=Entry)
+    earlier = threading.Thread(target=earlier_attempt)
+    try:
+        earlier.start()
+        assert holding.wait(10)
+        proxy.on_forwarded = release.set  # the client's first attempt has its answer
+        settled = client_for(proxy, token, journal, transport, deadline=20.0,
+                             attempt_timeout=10.0).post_question(
+            "Busy?", f"identity {request_id}", actor={"name": "x"}, request_id=request_id)
+    finally:
+        release.set()
+        earlier.join()
+        entry_created.disconnect(hold_the_claim, sender=Entry)
+
+    assert b"in_progress" in proxy.seen.answers[0]
+    assert settled.how == "replayed"
+    assert proxy.seen.writes == 2
+    [entry] = entries_for(request_id)
+    assert settled.entry["id"] == entry.id
