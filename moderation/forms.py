@@ -93,7 +93,7 @@ class LoginUnlockForm(OptionalReasonForm):
 
 
 class EndpointAddForm(forms.Form):
-    """The shape only; maintenance.deliveries.endpoint_add judges the URL and the rest."""
+    """The shape only; maintenance.deliveries.endpoints.endpoint_add judges the URL and the rest."""
 
     name = forms.CharField(label="Name", max_length=80, strip=True)
     url = forms.CharField(
