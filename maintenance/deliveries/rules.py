@@ -4,12 +4,9 @@ Nothing here touches the database."""
 
 import random
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from django.conf import settings
-
-if TYPE_CHECKING:
-    from maintenance.deliveries.models import Delivery
 
 # Retried like a 5xx: the receiver may accept the same notice later (SPEC 9's table).
 RETRYABLE_4XX = {408, 409, 425, 429}
@@ -23,6 +20,13 @@ class Answered(Protocol):
     status_code: int | None
     request_left: bool
     retry_after: float | None
+
+
+class Scheduled(Protocol):
+    """What the schedule reads of a delivery (`Delivery` is one)."""
+
+    attempts: int
+    deadline_at: datetime
 
 
 def schedule() -> list[timedelta]:
@@ -46,7 +50,7 @@ def answer_kind(answer: Answered) -> str:
     return "retry"
 
 
-def next_due(delivery: "Delivery", now: datetime, retry_after: float | None) -> datetime | None:
+def next_due(delivery: Scheduled, now: datetime, retry_after: float | None) -> datetime | None:
     """When the next attempt of the schedule goes, or None when schedule or deadline
     has run out. `delivery.attempts` already counts the attempt that just ended."""
     steps = schedule()
