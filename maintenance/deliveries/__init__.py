@@ -22,9 +22,12 @@ knows.
   only then does the request leave, with no transaction open. A worker that dies
   leaves a `running` row whose lease ends; the sweep then treats it as "the request
   left and no answer came".
-* **Every change is a compare-and-set** on (state, current attempt), so a late result
-  never overwrites an operator's decision, and a redelivered or duplicated task finds
-  the state moved on and does nothing: Celery is a doorbell, not a retry layer.
+* **Every change is a compare-and-set** on (state, current attempt), written once
+  (`Delivery._moved`, under the transitions), so a late result never overwrites an
+  operator's decision, and a redelivered or duplicated task finds the state moved on and
+  does nothing: Celery is a doorbell, not a retry layer. (The rules applied to many rows
+  at once, cancel for deleted entries and deadlines, pick their rows by state in the
+  statement that changes them.)
 * **What happens after an ambiguous send** depends on what the receiver supports
   (SPEC 9): `dedupe` gets the next attempt with the same id, `lookup` is asked first,
   `none` goes to `outcome_unknown` for an operator. Cancelling never claims `cancelled`
