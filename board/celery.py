@@ -1,4 +1,6 @@
-"""The Celery application. Tasks and the beat schedule live in `maintenance.tasks`.
+"""The Celery application. Tasks live in each app's `tasks` module, found by autodiscovery
+(`maintenance.tasks`, which imports `maintenance.deliveries.tasks`, and `moderation.tasks`);
+the beat schedule is `CELERY_BEAT_SCHEDULE` in board/settings.py.
 
 Production options (SPEC 12), the same on every broker:
 

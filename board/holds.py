@@ -16,6 +16,8 @@ from board.models import Entry, Hold, Principal
 
 _ENTRIES = Entry._meta.db_table
 _HOLDS = Hold._meta.db_table
+# The longest reason the hold's column takes: longer ones are cut to it.
+REASON_LIMIT = Hold._meta.get_field("reason").max_length
 
 
 class HoldRefused(ValueError):
@@ -73,7 +75,7 @@ def _reason(reason: str) -> str:
     reason = (reason or "").strip()
     if not reason:
         raise HoldRefused("a reason is required (--reason TEXT)")
-    return reason[:500]
+    return reason[:REASON_LIMIT]
 
 
 def hold_add(

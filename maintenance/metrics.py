@@ -3,7 +3,8 @@
 Found by board.metrics (it imports every app's `metrics` module once), so board never
 imports maintenance. The values come from the recorded runs (`MaintenanceRun`), which
 are the same on every host: a job run by a Celery worker anywhere is counted, and a web
-process restarting loses nothing.
+process restarting loses nothing. The deliveries' series are in
+maintenance/deliveries/metrics.py, imported here so that board finds them.
 """
 
 from collections.abc import Iterator
@@ -15,7 +16,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from board import metrics
-from maintenance import selectors
 from maintenance.models import MaintenanceRun
 
 # Rows each job removes, by kind: the keys of its recorded counts. Tombstones that the
@@ -59,11 +59,5 @@ def maintenance_runs() -> Iterator[Metric]:
     yield last
 
 
-@metrics.source
-def deliveries() -> Iterator[Metric]:
-    family = GaugeMetricFamily(
-        "settle_deliveries", "Outbound deliveries now in each state.", labels=["state"]
-    )
-    for state, count in sorted(selectors.deliveries_count_by_state().items()):
-        family.add_metric([state], count)
-    yield family
+# Registered after the runs' sources, so `/metrics` lists the series in the order it did.
+from maintenance.deliveries import metrics as delivery_metrics  # noqa: E402, F401

@@ -27,10 +27,10 @@ takes the rows away, and must never turn an expired id back into a fresh one. So
   their counts add up and neither waits on the other. On SQLite a run lease
   (`RunLock`) lets one run work while the other returns at once with nothing done.
 
-Receipt-level steps (find, lock, entomb) live in `receipts.services`, which knows
-nothing of threads; the thread rules live here. Each job is also a Celery task
-(`maintenance.tasks`), which records a `MaintenanceRun`; the functions here are called
-directly by tests, the `purge` command and the tasks alike.
+Receipt-level steps (find, lock, entomb) live in `receipts/purge.py` (re-exported by
+`receipts.services`), which knows nothing of threads; the thread rules live here. Each
+job is also a Celery task (`maintenance.tasks`), which records a `MaintenanceRun`; the
+functions here are called directly by tests, the `purge` command and the tasks alike.
 """
 
 import logging
@@ -249,7 +249,7 @@ def _entry_rows(
     columns: str, column: str, values, *, extra: str = "", tail: str = ""
 ) -> list[tuple]:
     """`SELECT columns FROM board_entry WHERE column IN values` in plain SQL (see
-    receipts.services on why the purge avoids the ORM for its batches)."""
+    receipts/purge.py on why the purge avoids the ORM for its batches)."""
     values = [value for value in values if value is not None]
     if not values:
         return []

@@ -1,10 +1,13 @@
 """Celery tasks: thin doors onto maintenance.services. Beat runs them (board/settings.py,
 CELERY_BEAT_SCHEDULE); `manage.py purge` and the console's `Run purge now` reach them too.
+The deliveries' tasks are in maintenance/deliveries/tasks.py, imported here so that the
+worker's autodiscovery (which looks for `<app>.tasks`) registers them.
 """
 
 from celery import shared_task
 
 from maintenance import services
+from maintenance.deliveries import tasks as delivery_tasks  # noqa: F401 (registers them)
 
 
 @shared_task(name="maintenance.purge_expired_threads")
@@ -38,32 +41,3 @@ def purge_deliveries(dry_run: bool = False) -> dict:
     return services.job_run(
         job="purge-deliveries", purge=services.purge_deliveries, dry_run=dry_run
     )
-
-
-# --- Outbound deliveries (maintenance/outbox.py) -------------------------------------------
-# No autoretry and no retry on redelivery: the delivery row is the only retry layer, and
-# each task checks the row's state before it acts.
-
-
-@shared_task(name="maintenance.delivery_send")
-def delivery_send(delivery_id: str) -> str | None:
-    from maintenance import outbox
-
-    delivery = outbox.delivery_run(delivery_id=delivery_id)
-    return delivery.state if delivery else None
-
-
-@shared_task(name="maintenance.deliveries_send")
-def deliveries_send(delivery_ids: list[str]) -> int:
-    """One message from the write path for all of an entry's deliveries, fanned out
-    here so that a slow endpoint never delays another's delivery."""
-    from maintenance import outbox
-
-    return sum(outbox.deliveries_enqueue([pk]) for pk in delivery_ids)
-
-
-@shared_task(name="maintenance.deliveries_sweep")
-def deliveries_sweep() -> dict:
-    from maintenance import outbox
-
-    return outbox.sweep_job()

@@ -17,8 +17,8 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from maintenance import deliveries as delivery_rules
-from maintenance import selectors as maintenance
+from maintenance.deliveries import selectors as delivery_selectors
+from maintenance.deliveries.endpoints import endpoint_display_url
 from maintenance.exceptions import DeliveryRefused
 from moderation import selectors, services
 from moderation.forms import (
@@ -36,10 +36,10 @@ def _endpoint_rows(request: HttpRequest) -> list[dict]:
         {
             "overview": overview,
             "endpoint": overview.endpoint,
-            "url": delivery_rules.endpoint_display_url(overview.endpoint, full=full),
+            "url": endpoint_display_url(overview.endpoint, full=full),
             "lookup_url": overview.endpoint.lookup_url if full else "",
         }
-        for overview in maintenance.endpoints_overview()
+        for overview in delivery_selectors.endpoints_overview()
     ]
 
 

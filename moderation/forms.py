@@ -2,11 +2,15 @@
 
 from django import forms
 
-from board.models import Entry
+from board.models import Entry, Principal
+from maintenance.deliveries.models import NAME_LIMIT as ENDPOINT_NAME_LIMIT
+from maintenance.deliveries.models import URL_LIMIT
 from maintenance.models import Delivery, Endpoint
 from moderation.selectors import VISIBILITIES
 
 REASON_MAX = 500
+# An agent's name, as long as its column allows.
+AGENT_NAME_LIMIT = Principal._meta.get_field("name").max_length
 
 
 # The largest value the database's positive integer column holds on every engine.
@@ -36,7 +40,7 @@ class LimitsForm(OptionalReasonForm):
 
 
 class TokenIssueForm(forms.Form):
-    name = forms.CharField(label="Agent name", max_length=80, strip=True)
+    name = forms.CharField(label="Agent name", max_length=AGENT_NAME_LIMIT, strip=True)
     hourly_limit = forms.IntegerField(
         label="Own hourly limit", min_value=0, max_value=HOURLY_LIMIT_MAX, required=False,
         help_text="Optional; wins over the console's per-source limit.",
@@ -44,7 +48,7 @@ class TokenIssueForm(forms.Form):
 
 
 class TokenRevokeForm(OptionalReasonForm):
-    name = forms.CharField(max_length=80, widget=forms.HiddenInput)
+    name = forms.CharField(max_length=AGENT_NAME_LIMIT, widget=forms.HiddenInput)
 
 
 class EntryFilterForm(forms.Form):
@@ -93,11 +97,11 @@ class LoginUnlockForm(OptionalReasonForm):
 
 
 class EndpointAddForm(forms.Form):
-    """The shape only; maintenance.deliveries.endpoint_add judges the URL and the rest."""
+    """The shape only; maintenance.deliveries.endpoints.endpoint_add judges the URL and the rest."""
 
-    name = forms.CharField(label="Name", max_length=80, strip=True)
+    name = forms.CharField(label="Name", max_length=ENDPOINT_NAME_LIMIT, strip=True)
     url = forms.CharField(
-        label="URL", max_length=2000, strip=True,
+        label="URL", max_length=URL_LIMIT, strip=True,
         help_text="https; http only for an endpoint allowed private addresses.",
     )
     supports = forms.ChoiceField(
@@ -105,7 +109,7 @@ class EndpointAddForm(forms.Form):
         help_text="What Settle may do after a send whose answer was lost.",
     )
     lookup_url = forms.CharField(
-        label="Lookup URL", max_length=2000, strip=True, required=False,
+        label="Lookup URL", max_length=URL_LIMIT, strip=True, required=False,
         help_text="For lookup only: holds {delivery_id} once, in its path or query.",
     )
     allow_private = forms.BooleanField(label="Allow private addresses", required=False)
@@ -116,7 +120,7 @@ class EndpointAddForm(forms.Form):
 
 
 class EndpointActionForm(OptionalReasonForm):
-    name = forms.CharField(max_length=80, widget=forms.HiddenInput)
+    name = forms.CharField(max_length=ENDPOINT_NAME_LIMIT, widget=forms.HiddenInput)
 
 
 class DeliveryFilterForm(forms.Form):

@@ -11,7 +11,7 @@ from django.db.models.functions import TruncHour
 from board.callers import ANONYMOUS_SCOPE
 from board.models import AgentToken, Entry, Principal
 from board.services import POST_ENTRY
-from maintenance import selectors as maintenance_selectors
+from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
 from receipts import selectors as receipt_selectors
@@ -132,12 +132,12 @@ def delivery_rows(deliveries, *, now: datetime) -> list[DeliveryRow]:
 def delivery_inbox(*, now: datetime) -> list[DeliveryRow]:
     """The unknown-outcome inbox, oldest first, with the evidence for each."""
     # deliveries_unknown() prefetches the attempts itself, oldest first.
-    return delivery_rows(maintenance_selectors.deliveries_unknown(), now=now)
+    return delivery_rows(delivery_selectors.deliveries_unknown(), now=now)
 
 
 def deliveries_listed(*, state: str = "", endpoint: str = "") -> QuerySet[Delivery]:
     """Deliveries newest first, filtered, with their attempts (page them, then make rows)."""
-    found = maintenance_selectors.deliveries_filtered(
+    found = delivery_selectors.deliveries_filtered(
         state=state or None, endpoint=endpoint or None
     )
     return _with_evidence(found)
@@ -169,7 +169,7 @@ def delivery_counts() -> DeliveryCounts:
     """What waits for an operator: the inbox and the endpoints that stopped."""
     return DeliveryCounts(
         unknown=Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN).count(),
-        endpoints_disabled=maintenance_selectors.endpoints_disabled_count(),
+        endpoints_disabled=delivery_selectors.endpoints_disabled_count(),
     )
 
 

@@ -10,8 +10,9 @@ from django.utils import timezone
 from board import holds, retention
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
-from maintenance import deliveries, outbox
 from maintenance import services as maintenance
+from maintenance.deliveries import actions, endpoints
+from maintenance.deliveries.attempts import host_of
 from maintenance.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
@@ -276,7 +277,8 @@ def retention_run_now(*, actor: str, reason: str = "") -> list[str]:
 
 
 # --- Endpoints and deliveries (SPEC 9) ----------------------------------------------------
-# The rules live in maintenance.deliveries; these add the audit event. Actions that make a
+# The rules live in maintenance.deliveries (endpoints, actions); these add the audit event.
+# Actions that make a
 # request (send test, resend, reconcile) run with no transaction open and are audited
 # after, with what they came to; the others change state and audit in one transaction.
 # A refusal (maintenance.exceptions.DeliveryRefused) changes nothing and audits nothing.
@@ -286,7 +288,7 @@ def retention_run_now(*, actor: str, reason: str = "") -> list[str]:
 def _endpoint_details(endpoint: Endpoint, **extra) -> dict:
     return {
         "name": endpoint.name,
-        "url": deliveries.endpoint_display_url(endpoint, full=False),
+        "url": endpoints.endpoint_display_url(endpoint, full=False),
         **extra,
     }
 
@@ -304,7 +306,7 @@ def endpoint_add(
     if allow_private:
         reason = _require_reason(reason)
     with transaction.atomic():
-        endpoint, secret = deliveries.endpoint_add(
+        endpoint, secret = endpoints.endpoint_add(
             name=name, url=url, supports=supports, lookup_url=lookup_url,
             allow_private=allow_private, private_reason=reason if allow_private else "",
         )
@@ -323,7 +325,7 @@ def _allowance_details(endpoint: Endpoint) -> dict:
     # The allowance covers one host: the audit event names it.
     if not endpoint.allow_private:
         return {}
-    return {"allow_private_host": outbox.host_of(endpoint.url)}
+    return {"allow_private_host": host_of(endpoint.url)}
 
 
 def endpoint_set_url(
@@ -333,7 +335,7 @@ def endpoint_set_url(
     if allow_private:
         reason = _require_reason(reason)
     with transaction.atomic():
-        endpoint, withdrawn = deliveries.endpoint_set_url(
+        endpoint, withdrawn = endpoints.endpoint_set_url(
             name=name, url=url, lookup_url=lookup_url, allow_private=allow_private,
             private_reason=reason if allow_private else "",
         )
@@ -350,7 +352,7 @@ def endpoint_set_url(
 
 def endpoint_disable(*, actor: str, name: str, reason: str = "") -> Endpoint:
     with transaction.atomic():
-        endpoint = deliveries.endpoint_disable(name=name, reason=reason)
+        endpoint = endpoints.endpoint_disable(name=name, reason=reason)
         audit_record(
             actor=actor, action="endpoint_disable", target_type="endpoint",
             target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
@@ -360,7 +362,7 @@ def endpoint_disable(*, actor: str, name: str, reason: str = "") -> Endpoint:
 
 def endpoint_enable(*, actor: str, name: str, reason: str = "") -> Endpoint:
     with transaction.atomic():
-        endpoint = deliveries.endpoint_enable(name=name)
+        endpoint = endpoints.endpoint_enable(name=name)
         audit_record(
             actor=actor, action="endpoint_enable", target_type="endpoint",
             target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
@@ -370,7 +372,7 @@ def endpoint_enable(*, actor: str, name: str, reason: str = "") -> Endpoint:
 
 def endpoint_rotate(*, actor: str, name: str, reason: str = "") -> tuple[Endpoint, str]:
     with transaction.atomic():
-        endpoint, secret = deliveries.endpoint_rotate(name=name)
+        endpoint, secret = endpoints.endpoint_rotate(name=name)
         audit_record(
             actor=actor, action="endpoint_rotate", target_type="endpoint",
             target_ids=[endpoint.pk], reason=reason, details=_endpoint_details(endpoint),
@@ -378,8 +380,8 @@ def endpoint_rotate(*, actor: str, name: str, reason: str = "") -> tuple[Endpoin
     return endpoint, secret
 
 
-def endpoint_send_test(*, actor: str, name: str, reason: str = "") -> deliveries.TestResult:
-    result = deliveries.endpoint_send_test(name=name)
+def endpoint_send_test(*, actor: str, name: str, reason: str = "") -> endpoints.TestResult:
+    result = endpoints.endpoint_send_test(name=name)
     endpoint = Endpoint.objects.get(name=name)
     audit_record(
         actor=actor, action="endpoint_send_test", target_type="endpoint",
@@ -405,7 +407,7 @@ def _delivery_audit(*, actor: str, action: str, delivery: Delivery, reason: str 
 
 
 def _state_of(delivery_id) -> str:
-    from maintenance.selectors import delivery_get
+    from maintenance.deliveries.selectors import delivery_get
 
     found = delivery_get(delivery_id)
     return found.state if found else ""
@@ -413,7 +415,7 @@ def _state_of(delivery_id) -> str:
 
 def delivery_reconcile(*, actor: str, delivery_id, reason: str = "") -> Delivery:
     before = _state_of(delivery_id)
-    delivery = deliveries.delivery_reconcile(delivery_id=delivery_id)
+    delivery = actions.delivery_reconcile(delivery_id=delivery_id)
     _delivery_audit(actor=actor, action="delivery_reconcile", delivery=delivery,
                     reason=reason, before=before)
     return delivery
@@ -421,7 +423,7 @@ def delivery_reconcile(*, actor: str, delivery_id, reason: str = "") -> Delivery
 
 def delivery_resend(*, actor: str, delivery_id, reason: str = "") -> Delivery:
     before = _state_of(delivery_id)
-    delivery = deliveries.delivery_resend(delivery_id=delivery_id)
+    delivery = actions.delivery_resend(delivery_id=delivery_id)
     _delivery_audit(actor=actor, action="delivery_resend", delivery=delivery,
                     reason=reason, before=before)
     return delivery
@@ -430,7 +432,7 @@ def delivery_resend(*, actor: str, delivery_id, reason: str = "") -> Delivery:
 def delivery_cancel(*, actor: str, delivery_id, reason: str = "") -> Delivery:
     with transaction.atomic():
         before = _state_of(delivery_id)
-        delivery = deliveries.delivery_cancel(delivery_id=delivery_id, reason=reason)
+        delivery = actions.delivery_cancel(delivery_id=delivery_id, reason=reason)
         _delivery_audit(actor=actor, action="delivery_cancel", delivery=delivery,
                         reason=reason, before=before)
     return delivery
@@ -439,7 +441,7 @@ def delivery_cancel(*, actor: str, delivery_id, reason: str = "") -> Delivery:
 def delivery_mark(*, actor: str, delivery_id, state: str, reason: str) -> Delivery:
     with transaction.atomic():
         before = _state_of(delivery_id)
-        delivery = deliveries.delivery_mark(delivery_id=delivery_id, state=state, reason=reason)
+        delivery = actions.delivery_mark(delivery_id=delivery_id, state=state, reason=reason)
         _delivery_audit(actor=actor, action=f"delivery_mark_{state}", delivery=delivery,
                         reason=reason.strip(), before=before)
     return delivery

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from board import services
 from board.celery import app
-from maintenance import deliveries
+from maintenance.deliveries import endpoints
 from maintenance.models import Delivery
 from tests.conftest import question
 
@@ -43,7 +43,7 @@ def test_outbox_cost(settings):
     settings.SETTLE_PUBLIC_URL = "https://settle.example"
     names = ("first", "second")
     for name in names:
-        deliveries.endpoint_add(name=name, url=f"https://{name}.example/hook")
+        endpoints.endpoint_add(name=name, url=f"https://{name}.example/hook")
     per_post(20)  # warm up
     # Blocks alternate so that drift on a shared machine hits both sides alike; the
     # fastest block of each side is reported.
@@ -51,11 +51,11 @@ def test_outbox_cost(settings):
     for _ in range(BLOCKS):
         for enabled in (False, True):
             for name in names:
-                (deliveries.endpoint_enable if enabled else deliveries.endpoint_disable)(name=name)
+                (endpoints.endpoint_enable if enabled else endpoints.endpoint_disable)(name=name)
             blocks[enabled].append(per_post(ROUNDS // BLOCKS))
     statements_with = statements_per_post()
     for name in names:
-        deliveries.endpoint_disable(name=name)
+        endpoints.endpoint_disable(name=name)
     statements_without = statements_per_post()
     without, with_two = min(blocks[False]), min(blocks[True])
 

@@ -10,7 +10,7 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
-from maintenance import deliveries, outbox
+from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.models import Delivery, Endpoint
 from tests.conftest import question
 from tests.maintenance.webhook_receiver import Receiver
@@ -60,7 +60,7 @@ def receiver():
 
 def endpoint_for(receiver: Receiver, *, name: str = "hooks", supports: str = "none") -> Endpoint:
     """An endpoint on the test receiver (loopback, so allowed private explicitly)."""
-    endpoint, secret = deliveries.endpoint_add(
+    endpoint, secret = endpoints.endpoint_add(
         name=name, url=receiver.url, supports=supports,
         lookup_url=receiver.lookup_url if supports == "lookup" else None,
         allow_private=True, private_reason="the test receiver runs on loopback",
@@ -86,7 +86,7 @@ def drive(delivery: Delivery, *, seconds: float = 20) -> Delivery:
     """Do what the worker does (the send task, again when due) until the delivery settles."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        outbox.delivery_run(delivery_id=delivery.pk)
+        sweep.delivery_run(delivery_id=delivery.pk)
         delivery.refresh_from_db()
         if delivery.state in SETTLED:
             return delivery

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from maintenance import deliveries, outbox, webhooks
+from maintenance.deliveries import endpoints, sweep, webhooks
 from maintenance.models import DeliveryAttempt
 from tests.maintenance.conftest import delivery_of, drive, post_entry
 from tests.maintenance.webhook_receiver import Listener
@@ -158,7 +158,7 @@ def test_allow_private_lifts_the_rule_for_that_endpoint_only(listener):
 @pytest.mark.usefixtures("delivery_settings")
 def test_a_delivery_to_a_loopback_endpoint_without_the_allowance_is_never_sent(listener):
     # given: an endpoint whose name resolves to loopback, not allowed private addresses
-    endpoint, _ = deliveries.endpoint_add(
+    endpoint, _ = endpoints.endpoint_add(
         name="sneaky", url=f"https://localhost:{listener.port}/hook", supports="dedupe"
     )
     entry = post_entry()
@@ -173,7 +173,7 @@ def test_a_delivery_to_a_loopback_endpoint_without_the_allowance_is_never_sent(l
         ("address_refused", False, None)
     ] * 3
     assert listener.accepted == 0
-    assert outbox.delivery_run(delivery_id=delivery.pk).state == "failed"
+    assert sweep.delivery_run(delivery_id=delivery.pk).state == "failed"
 
 
 @pytest.mark.django_db
@@ -201,7 +201,7 @@ def test_endpoint_add_refuses_bad_urls_and_changes_nothing(url, extra, message):
     from maintenance.models import Endpoint
 
     with pytest.raises(DeliveryRefused, match=message):
-        deliveries.endpoint_add(name="bad", url=url, **extra)
+        endpoints.endpoint_add(name="bad", url=url, **extra)
     assert Endpoint.objects.count() == 0
 
 

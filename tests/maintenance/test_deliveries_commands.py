@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from board.schemas import timestamp
-from maintenance import outbox
+from maintenance.deliveries import sweep
 from maintenance.models import Delivery, Endpoint
 from moderation.models import AuditEvent
 from tests.celery_worker import ROOT, test_database_url
@@ -192,8 +192,8 @@ def _sent_lost_and_looked_up(receiver) -> Delivery:
     receiver.script = [Behaviour(close=True)]
     receiver.lookup_status = 503
     delivery = delivery_of(post_entry())
-    outbox.delivery_run(delivery_id=delivery.pk)
-    outbox.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     assert delivery.state == "accepted" and delivery.next_attempt_at is not None
     assert delivery.attempt_log.count() == 2

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from maintenance import deliveries, webhooks
+from maintenance.deliveries import endpoints, sweep, webhooks
 from maintenance.exceptions import DeliveryRefused
 from maintenance.models import DeliveryAttempt, Endpoint
 from moderation.models import AuditEvent
@@ -127,9 +127,7 @@ def test_a_lookup_url_on_another_host_is_vetted_as_without_the_allowance(listene
     endpoint = Endpoint.objects.get()
     # the send leaves (the listener closes at once, no answer): a lookup is due
     delivery = delivery_of(post_entry(), endpoint)
-    from maintenance import outbox
-
-    outbox.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
     delivery.refresh_from_db()
     assert delivery.lookup_due and listener.accepted == 1
 
@@ -143,26 +141,26 @@ def test_a_lookup_url_on_another_host_is_vetted_as_without_the_allowance(listene
 
 
 def test_send_test_vets_a_lookup_url_on_another_host(listener):
-    deliveries.endpoint_add(
+    endpoints.endpoint_add(
         name="x", url=f"http://127.0.0.1:{listener.port}/hook", supports="lookup",
         lookup_url="http://169.254.169.254/latest/{delivery_id}", allow_private=True,
         private_reason="receiver runs on this host",
     )
 
-    result = deliveries.endpoint_send_test(name="x")
+    result = endpoints.endpoint_send_test(name="x")
 
     assert result.lookup_error == "address_refused"
     assert listener.accepted == 1  # the send itself, to the allowed host
 
 
 def test_the_allowance_covers_its_host_whatever_the_port(listener):
-    deliveries.endpoint_add(
+    endpoints.endpoint_add(
         name="x", url="http://127.0.0.1:1/hook", supports="lookup",
         lookup_url=f"http://127.0.0.1:{listener.port}/l/{{delivery_id}}", allow_private=True,
         private_reason="receiver runs on this host",
     )
 
-    result = deliveries.endpoint_send_test(name="x")
+    result = endpoints.endpoint_send_test(name="x")
 
     assert result.lookup_error != "address_refused" and listener.accepted == 1
 
@@ -224,7 +222,7 @@ def test_set_url_on_the_same_host_keeps_the_allowance():
 
 def test_a_refused_set_url_changes_nothing():
     with pytest.raises(DeliveryRefused, match="no endpoint"):
-        deliveries.endpoint_set_url(name="nobody", url="https://hooks.example/x")
+        endpoints.endpoint_set_url(name="nobody", url="https://hooks.example/x")
 
 
 def test_set_url_can_change_the_lookup_url_too():

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from board import services as board
-from maintenance import deliveries, outbox
+from maintenance.deliveries import actions, attempts, endpoints, sweep, webhooks
 from maintenance.exceptions import DeliveryRefused
 from maintenance.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
@@ -28,11 +28,11 @@ def unknown_delivery(receiver, *, supports: str = "none") -> Delivery:
     if supports == "lookup":
         receiver.lookup_status = 503
     delivery = delivery_of(post_entry())
-    outbox.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
     if supports == "lookup":
         # the lookups answer 503 until the deadline passes
         Delivery.objects.filter(pk=delivery.pk).update(deadline_at=timezone.now())
-        outbox.deliveries_sweep()
+        sweep.deliveries_sweep()
     delivery.refresh_from_db()
     assert delivery.state == "outcome_unknown"
     return delivery
@@ -66,7 +66,7 @@ def test_cancel_on_an_accepted_delivery_cancels_it(receiver):
     delivery = moderation.delivery_cancel(actor="operator", delivery_id=delivery.pk)
 
     assert delivery.state == "cancelled"
-    assert outbox.delivery_run(delivery_id=delivery.pk).state == "cancelled"
+    assert sweep.delivery_run(delivery_id=delivery.pk).state == "cancelled"
     assert receiver.seen == []
 
 
@@ -107,20 +107,20 @@ def test_marks_are_refused_while_running_and_a_late_worker_never_overwrites_a_ma
     endpoint_for(receiver, supports="none")
     receiver.script = [Behaviour(hang=True)]
     delivery = delivery_of(post_entry())
-    worker = in_thread(outbox.delivery_run, delivery_id=delivery.pk)
+    worker = in_thread(sweep.delivery_run, delivery_id=delivery.pk)
     while Delivery.objects.get(pk=delivery.pk).state != "running":
         time.sleep(0.02)
 
     # when: an operator tries to mark it while it runs
     with pytest.raises(DeliveryRefused, match="not to running"):
-        deliveries.delivery_mark(delivery_id=delivery.pk, state="failed", reason="gone")
+        actions.delivery_mark(delivery_id=delivery.pk, state="failed", reason="gone")
     worker.join()
     # and marks it once the timeout made it unknown; then a stale result arrives
     stale_attempt = Delivery.objects.get(pk=delivery.pk).current_attempt
-    deliveries.delivery_mark(delivery_id=delivery.pk, state="failed", reason="receiver says no")
-    late = outbox._settle(
+    actions.delivery_mark(delivery_id=delivery.pk, state="failed", reason="receiver says no")
+    late = attempts.attempt_settle(
         delivery.pk, stale_attempt, "send",
-        outbox.webhooks.Answer(status_code=200, error="", request_left=True, duration_ms=5),
+        webhooks.Answer(status_code=200, error="", request_left=True, duration_ms=5),
     )
 
     # then: the operator's decision stands
@@ -163,7 +163,7 @@ def test_resend_answered_5xx_stays_unknown(receiver):
     delivery = unknown_delivery(receiver)
     receiver.script = [Behaviour(status=503)]
 
-    delivery = deliveries.delivery_resend(delivery_id=delivery.pk)
+    delivery = actions.delivery_resend(delivery_id=delivery.pk)
 
     assert delivery.state == "outcome_unknown"
     assert len(receiver.posts()) == 2
@@ -173,7 +173,7 @@ def test_resend_answered_4xx_fails(receiver):
     delivery = unknown_delivery(receiver)
     receiver.script = [Behaviour(status=422)]
 
-    assert deliveries.delivery_resend(delivery_id=delivery.pk).state == "failed"
+    assert actions.delivery_resend(delivery_id=delivery.pk).state == "failed"
 
 
 def test_resend_is_refused_when_the_entry_is_no_longer_public(receiver):
@@ -181,7 +181,7 @@ def test_resend_is_refused_when_the_entry_is_no_longer_public(receiver):
     board.entry_set_visible(entry_id=delivery.entry_id, visible=False)
 
     with pytest.raises(DeliveryRefused, match="no longer public"):
-        deliveries.delivery_resend(delivery_id=delivery.pk)
+        actions.delivery_resend(delivery_id=delivery.pk)
 
     assert len(receiver.posts()) == 1
 
@@ -191,7 +191,7 @@ def test_resend_is_refused_on_an_accepted_delivery(receiver):
     delivery = delivery_of(post_entry())
 
     with pytest.raises(DeliveryRefused, match="not to accepted"):
-        deliveries.delivery_resend(delivery_id=delivery.pk)
+        actions.delivery_resend(delivery_id=delivery.pk)
 
 
 def test_reconcile_settles_succeeded_when_the_receiver_has_it(receiver):
@@ -210,7 +210,7 @@ def test_reconcile_answered_404_settles_failed(receiver):
     receiver.lookup_status = None
     receiver.notices.clear()
 
-    delivery = deliveries.delivery_reconcile(delivery_id=delivery.pk)
+    delivery = actions.delivery_reconcile(delivery_id=delivery.pk)
 
     assert delivery.state == "failed"
     assert "never received" in delivery.note
@@ -219,14 +219,14 @@ def test_reconcile_answered_404_settles_failed(receiver):
 def test_reconcile_with_no_clear_answer_leaves_it_unknown(receiver):
     delivery = unknown_delivery(receiver, supports="lookup")
 
-    assert deliveries.delivery_reconcile(delivery_id=delivery.pk).state == "outcome_unknown"
+    assert actions.delivery_reconcile(delivery_id=delivery.pk).state == "outcome_unknown"
 
 
 def test_reconcile_is_refused_for_an_endpoint_without_lookup(receiver):
     delivery = unknown_delivery(receiver, supports="none")
 
     with pytest.raises(DeliveryRefused, match="supports lookup"):
-        deliveries.delivery_reconcile(delivery_id=delivery.pk)
+        actions.delivery_reconcile(delivery_id=delivery.pk)
     assert receiver.lookups() == []
 
 
@@ -269,16 +269,16 @@ def test_allowing_private_addresses_needs_a_reason():
 
 
 def test_moderators_see_scheme_and_host_only():
-    endpoint, _ = deliveries.endpoint_add(
+    endpoint, _ = endpoints.endpoint_add(
         name="shown", url="https://hooks.example:8443/p/secret-token?x=1"
     )
 
-    assert deliveries.endpoint_display_url(endpoint, full=False) == "https://hooks.example:8443"
-    assert deliveries.endpoint_display_url(endpoint, full=True) == endpoint.url
+    assert endpoints.endpoint_display_url(endpoint, full=False) == "https://hooks.example:8443"
+    assert endpoints.endpoint_display_url(endpoint, full=True) == endpoint.url
 
 
 def test_endpoint_add_refuses_without_public_url(settings):
     settings.SETTLE_PUBLIC_URL = ""
 
     with pytest.raises(DeliveryRefused, match="SETTLE_PUBLIC_URL"):
-        deliveries.endpoint_add(name="early", url="https://hooks.example/x")
+        endpoints.endpoint_add(name="early", url="https://hooks.example/x")

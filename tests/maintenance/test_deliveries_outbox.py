@@ -17,7 +17,7 @@ from django.utils import timezone
 from board import services as board
 from board.callers import ANONYMOUS_SCOPE
 from board.celery import app
-from maintenance import deliveries, outbox
+from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.models import Delivery
 from moderation import services as moderation
 from receipts.exceptions import RequestExpired
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.usefixtures("delivery_settings")]
 
 
 def _endpoint(name: str, **extra):
-    return deliveries.endpoint_add(name=name, url=f"https://{name}.example/hook", **extra)[0]
+    return endpoints.endpoint_add(name=name, url=f"https://{name}.example/hook", **extra)[0]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -39,7 +39,7 @@ def test_a_new_entry_writes_one_delivery_per_enabled_endpoint_in_one_statement()
     # given: two enabled endpoints and a disabled one
     first, second = _endpoint("first"), _endpoint("second")
     _endpoint("third")
-    deliveries.endpoint_disable(name="third")
+    endpoints.endpoint_disable(name="third")
 
     # when
     with CaptureQueriesContext(connection) as queries:
@@ -119,7 +119,7 @@ def test_deleting_an_entry_whose_earlier_attempt_was_lost_makes_it_unknown(recei
     endpoint_for(receiver, supports="dedupe")
     receiver.script = [Behaviour(hang=True)]
     entry = post_entry()
-    outbox.delivery_run(delivery_id=delivery_of(entry).pk)  # times out: accepted again
+    sweep.delivery_run(delivery_id=delivery_of(entry).pk)  # times out: accepted again
     assert delivery_of(entry).state == "accepted"
 
     moderation.entry_delete(actor="test", entry_id=entry.pk, reason="spam")
@@ -185,7 +185,7 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     [record] = [r for r in caplog.records if "not queued" in r.getMessage()]
     assert "127.0.0.1:1" not in record.getMessage()
     # when: the minute sweep runs
-    outbox.deliveries_sweep(inline=True)
+    sweep.deliveries_sweep(inline=True)
     delivery.refresh_from_db()
     assert delivery.state == "succeeded"
 

@@ -6,7 +6,7 @@ import logging
 import pytest
 from django.test import Client
 
-from maintenance import deliveries
+from maintenance.deliveries import endpoints
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.usefixtures("delivery_settings")]
 
 @pytest.mark.django_db
 def test_the_admin_shows_endpoints_read_only_without_secret_or_path(operator):
-    endpoint, secret = deliveries.endpoint_add(
+    endpoint, secret = endpoints.endpoint_add(
         name="private-path", url="https://hooks.example/p/TOKEN-IN-PATH?key=QUERYKEY"
     )
     client = Client()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from maintenance import deliveries, selectors
+from maintenance.deliveries import endpoints, selectors
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
@@ -34,7 +34,7 @@ def test_endpoints_overview_shows_success_rate_and_why_disabled(receiver):
     endpoint = endpoint_for(receiver)
     receiver.script = [Behaviour(status=500)]
     drive(delivery_of(post_entry()))  # 500, then 200
-    deliveries.endpoint_disable(name=endpoint.name, reason="receiver migrating")
+    endpoints.endpoint_disable(name=endpoint.name, reason="receiver migrating")
 
     [overview] = selectors.endpoints_overview()
 

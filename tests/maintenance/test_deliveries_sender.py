@@ -1,6 +1,6 @@
 """The sender against a real receiver on 127.0.0.1: each answer ends in SPEC 9's state.
 
-The tests do what the worker does (`outbox.delivery_run`, again whenever the delivery is
+The tests do what the worker does (`sweep.delivery_run`, again whenever the delivery is
 due) in this process, with no transaction open, so they see the same rows the worker
 would write. The schedule is three attempts with no delay and the timeout one second.
 """
@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from board import services as board
-from maintenance import deliveries, outbox
+from maintenance.deliveries import actions, endpoints, rules, sweep
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint
 from tests.maintenance.conftest import (
     PUBLIC_URL,
@@ -200,7 +200,7 @@ def test_a_lookup_answering_404_allows_the_next_attempt(receiver):
     receiver.script = [Behaviour(close=True)]
 
     delivery = delivery_of(post_entry())
-    outbox.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
     receiver.notices.clear()  # it lost the notice: the lookup will say 404
     delivery = drive(delivery)
 
@@ -218,20 +218,20 @@ def test_an_unclear_lookup_is_repeated_until_the_deadline_makes_it_unknown(
     receiver.script = [Behaviour(hang=True)]
     receiver.lookup_status = 503
     delivery = delivery_of(post_entry())
-    outbox.delivery_run(delivery_id=delivery.pk)  # the send times out
-    outbox.delivery_run(delivery_id=delivery.pk)  # the lookup is due at once: 503
-    outbox.delivery_run(delivery_id=delivery.pk)  # the next lookup waits for the next run
+    sweep.delivery_run(delivery_id=delivery.pk)  # the send times out
+    sweep.delivery_run(delivery_id=delivery.pk)  # the lookup is due at once: 503
+    sweep.delivery_run(delivery_id=delivery.pk)  # the next lookup waits for the next run
 
     delivery.refresh_from_db()
     assert delivery.state == "accepted" and delivery.lookup_due
     assert [seen.method for seen in receiver.seen] == ["POST", "GET"]
     assert delivery.next_attempt_at > delivery.created_at + timedelta(seconds=50)
     # when: an operator's Reconcile does the waiting lookup now; it answers 503 again
-    delivery = deliveries.delivery_reconcile(delivery_id=delivery.pk)
+    delivery = actions.delivery_reconcile(delivery_id=delivery.pk)
     assert delivery.state == "accepted" and delivery.lookup_due
     # and the deadline passes before a lookup settles it
     Delivery.objects.filter(pk=delivery.pk).update(deadline_at=delivery.created_at)
-    outbox.deliveries_sweep()
+    sweep.deliveries_sweep()
 
     delivery.refresh_from_db()
     assert delivery.state == "outcome_unknown"
@@ -241,7 +241,7 @@ def test_an_unclear_lookup_is_repeated_until_the_deadline_makes_it_unknown(
 def test_two_secrets_sign_after_a_rotation(receiver):
     endpoint = endpoint_for(receiver)
     old_secret = receiver.secrets[0]
-    _, new_secret = deliveries.endpoint_rotate(name=endpoint.name)
+    _, new_secret = endpoints.endpoint_rotate(name=endpoint.name)
 
     # given: a receiver that knows only the new secret, and another only the old one
     receiver.secrets = [new_secret]
@@ -257,8 +257,8 @@ def test_two_secrets_sign_after_a_rotation(receiver):
 def test_a_second_rotation_drops_the_oldest_secret_at_once(receiver):
     endpoint = endpoint_for(receiver)
     oldest = receiver.secrets[0]
-    deliveries.endpoint_rotate(name=endpoint.name)
-    _, newest = deliveries.endpoint_rotate(name=endpoint.name)
+    endpoints.endpoint_rotate(name=endpoint.name)
+    _, newest = endpoints.endpoint_rotate(name=endpoint.name)
     receiver.secrets = [oldest]
 
     delivery = drive(delivery_of(post_entry()))
@@ -286,14 +286,14 @@ def test_a_hidden_entry_is_never_sent(receiver):
 def test_a_disabled_endpoints_delivery_waits_and_resumes_when_enabled(receiver):
     endpoint = endpoint_for(receiver)
     entry = post_entry()
-    deliveries.endpoint_disable(name=endpoint.name, reason="maintenance window")
+    endpoints.endpoint_disable(name=endpoint.name, reason="maintenance window")
 
-    outbox.delivery_run(delivery_id=delivery_of(entry).pk)
-    outbox.deliveries_sweep(inline=True)
+    sweep.delivery_run(delivery_id=delivery_of(entry).pk)
+    sweep.deliveries_sweep(inline=True)
     assert delivery_of(entry).state == "accepted" and receiver.seen == []
 
-    deliveries.endpoint_enable(name=endpoint.name)
-    outbox.deliveries_sweep(inline=True)
+    endpoints.endpoint_enable(name=endpoint.name)
+    sweep.deliveries_sweep(inline=True)
 
     assert delivery_of(entry).state == "succeeded"
     assert len(receiver.posts()) == 1
@@ -331,10 +331,10 @@ def test_a_redelivered_or_duplicated_task_makes_no_second_attempt(receiver):
     delivery = delivery_of(post_entry())
 
     # when: two copies of the send task run at once, and a third after it settled
-    copies = [in_thread(outbox.delivery_run, delivery_id=delivery.pk) for _ in range(2)]
+    copies = [in_thread(sweep.delivery_run, delivery_id=delivery.pk) for _ in range(2)]
     for copy in copies:
         copy.join()
-    outbox.delivery_run(delivery_id=delivery.pk)
+    sweep.delivery_run(delivery_id=delivery.pk)
 
     # then: one claim won; one request; one attempt row
     delivery.refresh_from_db()
@@ -372,12 +372,12 @@ def test_delays_get_twenty_percent_jitter(settings):
     now = timezone.now()
     delivery = Delivery(attempts=1, deadline_at=now + timedelta(hours=1))
 
-    delays = {(outbox._next_due(delivery, now, None) - now).total_seconds() for _ in range(200)}
+    delays = {(rules.next_due(delivery, now, None) - now).total_seconds() for _ in range(200)}
 
     assert min(delays) >= 80 and max(delays) <= 120
     assert min(delays) < 90 and max(delays) > 110  # spread over the band, not fixed
     delivery.attempts = 2
-    assert outbox._next_due(delivery, now, None) is None  # the schedule's length
+    assert rules.next_due(delivery, now, None) is None  # the schedule's length
 
 
 @pytest.mark.django_db(transaction=False)
@@ -387,7 +387,7 @@ def test_no_request_leaves_while_a_transaction_is_open(receiver):
     delivery = delivery_of(post_entry())
 
     with pytest.raises(RuntimeError, match="transaction"):
-        outbox.delivery_run(delivery_id=delivery.pk)
+        sweep.delivery_run(delivery_id=delivery.pk)
 
     assert receiver.seen == []
     assert Delivery.objects.get(pk=delivery.pk).state == "accepted"

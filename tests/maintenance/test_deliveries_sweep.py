@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from maintenance import deliveries, outbox
+from maintenance.deliveries import actions, attempts, endpoints, sweep
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
 from maintenance.services import job_run, purge_deliveries
 from tests.celery_worker import CELERY, ROOT, test_database_url, wait_for
@@ -28,7 +28,7 @@ pytestmark = [
 def claimed_and_abandoned(delivery: Delivery) -> Delivery:
     """What a worker that dies right after its claim leaves: running, attempt row written,
     a lease that ends one second (the margin) later."""
-    claim = outbox._claim(delivery, kind="send", timeout=timedelta(0), count=True)
+    claim = attempts.attempt_claim(delivery, kind="send", timeout=timedelta(0), count=True)
     assert claim is not None
     time.sleep(1.2)
     return Delivery.objects.get(pk=delivery.pk)
@@ -44,7 +44,7 @@ def test_an_ended_lease_is_sent_with_no_answer(receiver, supports, state, lookup
     delivery = claimed_and_abandoned(delivery_of(post_entry()))
     assert delivery.state == "running"
 
-    counts = outbox.deliveries_sweep()
+    counts = sweep.deliveries_sweep()
 
     delivery.refresh_from_db()
     assert counts["leases_ended"] == 1
@@ -58,11 +58,11 @@ def test_an_ended_lease_is_sent_with_no_answer(receiver, supports, state, lookup
 def test_an_ended_lease_after_a_cancel_request_is_unknown(receiver):
     endpoint_for(receiver, supports="dedupe")
     delivery = delivery_of(post_entry())
-    outbox._claim(delivery, kind="send", timeout=timedelta(0), count=True)
-    deliveries.delivery_cancel(delivery_id=delivery.pk)
+    attempts.attempt_claim(delivery, kind="send", timeout=timedelta(0), count=True)
+    actions.delivery_cancel(delivery_id=delivery.pk)
     time.sleep(1.2)
 
-    outbox.deliveries_sweep()
+    sweep.deliveries_sweep()
 
     delivery.refresh_from_db()
     assert delivery.state == "outcome_unknown"
@@ -71,11 +71,11 @@ def test_an_ended_lease_after_a_cancel_request_is_unknown(receiver):
 def test_past_its_deadline_a_delivery_fails_or_is_unknown(receiver):
     endpoint = endpoint_for(receiver, supports="dedupe")
     quiet, lost = delivery_of(post_entry()), delivery_of(post_entry())
-    deliveries.endpoint_disable(name=endpoint.name)  # both wait, unsent
+    endpoints.endpoint_disable(name=endpoint.name)  # both wait, unsent
     Delivery.objects.filter(pk=lost.pk).update(unanswered=True)
     Delivery.objects.update(deadline_at=timezone.now())
 
-    counts = outbox.deliveries_sweep()
+    counts = sweep.deliveries_sweep()
 
     assert counts["expired"] == 2
     assert Delivery.objects.get(pk=quiet.pk).state == "failed"
@@ -92,7 +92,7 @@ def test_an_endpoint_without_success_for_the_period_is_disabled_and_the_run_reco
     drive(delivery_of(post_entry()))
     endpoint.refresh_from_db()
     assert endpoint.failing_since is not None and endpoint.enabled
-    assert outbox.sweep_job() == {
+    assert sweep.sweep_job() == {
         "leases_ended": 0, "expired": 0, "endpoints_disabled": 0, "queued": 0
     }
     assert not MaintenanceRun.objects.filter(job="deliveries-sweep").exists()
@@ -101,7 +101,7 @@ def test_an_endpoint_without_success_for_the_period_is_disabled_and_the_run_reco
     Endpoint.objects.filter(pk=endpoint.pk).update(
         failing_since=timezone.now() - timedelta(days=5, minutes=1)
     )
-    outbox.sweep_job()
+    sweep.sweep_job()
 
     endpoint.refresh_from_db()
     assert endpoint.enabled is False and "5 days" in endpoint.disabled_reason
@@ -192,12 +192,12 @@ def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_sweep(receiver, 
             worker.wait()
 
     # the row stays running until its lease ends; then the sweep applies the rule
-    outbox.deliveries_sweep()
+    sweep.deliveries_sweep()
     delivery.refresh_from_db()
     assert delivery.state == "running"
     lease_end = delivery.lease_expires_at
     time.sleep(max((lease_end - timezone.now()).total_seconds(), 0) + 0.5)
-    counts = outbox.deliveries_sweep()
+    counts = sweep.deliveries_sweep()
 
     delivery.refresh_from_db()
     assert counts["leases_ended"] == 1

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from maintenance import deliveries
+from maintenance.deliveries import endpoints
 from maintenance.models import DeliveryAttempt
 from tests.maintenance.conftest import delivery_of, drive, post_entry
 from tests.maintenance.webhook_receiver import Receiver
@@ -115,7 +115,7 @@ def https_receiver():
 
 
 def deliver_to(server: Receiver, *, host: str = "127.0.0.1"):
-    _, secret = deliveries.endpoint_add(
+    _, secret = endpoints.endpoint_add(
         name="tls", url=f"https://{host}:{server.port}/hooks", supports="dedupe",
         allow_private=True, private_reason="the test receiver runs on loopback",
     )

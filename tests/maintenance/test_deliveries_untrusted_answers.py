@@ -9,9 +9,9 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maintenance import deliveries, outbox
+from maintenance.deliveries import endpoints, sweep
+from maintenance.deliveries.webhooks import RETRY_AFTER_CAP, retry_after_seconds
 from maintenance.models import Delivery
-from maintenance.webhooks import RETRY_AFTER_CAP, retry_after_seconds
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour, RawReceiver
 
@@ -128,7 +128,7 @@ def raw_receiver():
 
 
 def endpoint_on(url: str, *, name: str, supports: str = "none"):
-    endpoint, _ = deliveries.endpoint_add(
+    endpoint, _ = endpoints.endpoint_add(
         name=name, url=url, supports=supports, allow_private=True,
         private_reason="the test receiver runs on loopback",
     )
@@ -186,7 +186,7 @@ def test_one_bad_answer_does_not_stop_deliveries_run_for_the_others(receiver, ra
     entry = post_entry()
 
     # when: the sweep makes every due attempt in this process, as `deliveries run` does
-    outbox.deliveries_sweep(now=timezone.now() + timedelta(seconds=1), inline=True)
+    sweep.deliveries_sweep(now=timezone.now() + timedelta(seconds=1), inline=True)
 
     # then: neither is left running, and the good receiver got its notice
     states = {d.endpoint.name: d.state for d in Delivery.objects.filter(entry_id=entry.pk)}

@@ -13,7 +13,7 @@ import time
 import uuid
 from datetime import timedelta
 
-from maintenance.doorbell import Doorbell
+from maintenance.deliveries.doorbell import Doorbell
 
 
 class Published:
@@ -87,7 +87,7 @@ def test_a_process_that_exits_publishes_what_it_still_holds(tmp_path):
     program = f"""
 import uuid
 from datetime import timedelta
-from maintenance.doorbell import Doorbell
+from maintenance.deliveries.doorbell import Doorbell
 
 def publish(ids, delay):
     with open({str(record)!r}, "a") as handle:

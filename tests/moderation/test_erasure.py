@@ -180,11 +180,11 @@ def test_a_stale_running_erasure_is_listed_for_resumption(agent):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("delivery_settings")
 def test_an_erased_entrys_accepted_deliveries_are_cancelled(agent):
-    from maintenance import deliveries
+    from maintenance.deliveries import endpoints
     from maintenance.models import Delivery
 
     # given: an endpoint, so each new entry has an accepted delivery
-    deliveries.endpoint_add(name="hooks", url="https://hooks.example/hook")
+    endpoints.endpoint_add(name="hooks", url="https://hooks.example/hook")
     entry_id, _ = _posted(agent, question())
     assert Delivery.objects.get(entry_id=entry_id).state == "accepted"
 

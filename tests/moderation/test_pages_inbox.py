@@ -15,7 +15,7 @@ from datetime import UTC, timedelta
 import pytest
 
 from board import services as board
-from maintenance import outbox
+from maintenance.deliveries import sweep
 from maintenance.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
 from moderation.models import AuditEvent
@@ -330,8 +330,8 @@ def test_the_deliveries_page_says_when_an_accepted_delivery_is_due_again(
     receiver.lookup_status = 503
     _, entry_id = posted()
     delivery = delivery_of_entry(entry_id)
-    outbox.delivery_run(delivery_id=delivery.pk)  # sent, no answer
-    outbox.delivery_run(delivery_id=delivery.pk)  # looked up: 503, so due again
+    sweep.delivery_run(delivery_id=delivery.pk)  # sent, no answer
+    sweep.delivery_run(delivery_id=delivery.pk)  # looked up: 503, so due again
     delivery.refresh_from_db()
     assert delivery.state == "accepted" and delivery.endpoint == endpoint
 

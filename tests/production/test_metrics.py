@@ -11,8 +11,8 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from board.models import Entry
-from maintenance import deliveries
 from maintenance import services as maintenance
+from maintenance.deliveries import endpoints
 from maintenance.models import MaintenanceRun
 from tests.board.mcp_support import modern_call, tool_result
 from tests.conftest import question
@@ -195,9 +195,9 @@ def _outcome(code: str) -> str:
 def test_it_counts_deliveries_by_state(client, agent, settings, roomy_limits):
     # given: two endpoints, one disabled at once, and a post announced to the enabled one
     settings.SETTLE_PUBLIC_URL = "https://settle.example"
-    deliveries.endpoint_add(name="kept", url="https://kept.example/hook")
-    deliveries.endpoint_add(name="gone", url="https://gone.example/hook")
-    deliveries.endpoint_disable(name="gone")
+    endpoints.endpoint_add(name="kept", url="https://kept.example/hook")
+    endpoints.endpoint_add(name="gone", url="https://gone.example/hook")
+    endpoints.endpoint_disable(name="gone")
     assert agent.post(question()).status_code == 201
 
     # when

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
 from board.schemas import timestamp
-from maintenance import outbox, selectors
+from maintenance.deliveries import selectors, sweep
 from maintenance.exceptions import DeliveryRefused
 from maintenance.models import Delivery
 from moderation import services
@@ -105,7 +105,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
 
     def _run(self, **options):
-        counts = outbox.deliveries_sweep(inline=True)
+        counts = sweep.deliveries_sweep(inline=True)
         self.stdout.write(", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items()))
 
 

@@ -1,5 +1,5 @@
 """`python manage.py endpoint add|set-url|list|disable|enable|rotate` (SPEC 10): webhook
-endpoints, through moderation.services (which audits) onto maintenance.deliveries."""
+endpoints, through moderation.services (which audits) onto maintenance.deliveries.endpoints."""
 
 import json
 

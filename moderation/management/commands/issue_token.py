@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from board import retention as policies
+from board.models import Principal
 from moderation import services
 from moderation.forms import HOURLY_LIMIT_MAX
 
@@ -17,8 +18,9 @@ class Command(BaseCommand):
         self, *args, name: str, hourly_limit: int | None, retention: str | None, **options
     ) -> None:
         name = name.strip()
-        if not 1 <= len(name) <= 80:
-            raise CommandError("NAME must be 1 to 80 characters")
+        longest = Principal._meta.get_field("name").max_length
+        if not 1 <= len(name) <= longest:
+            raise CommandError(f"NAME must be 1 to {longest} characters")
         if hourly_limit is not None and not 0 <= hourly_limit <= HOURLY_LIMIT_MAX:
             raise CommandError(f"--hourly-limit must be from 0 to {HOURLY_LIMIT_MAX}")
         try:

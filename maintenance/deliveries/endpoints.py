@@ -1,10 +1,10 @@
-"""Operator actions on endpoints and deliveries (SPEC 9), the service API that the
-console and the `endpoint` / `deliveries` commands call (through moderation.services,
-which audits). Reads are in maintenance.selectors; the engine is maintenance.outbox.
+"""Operator actions on endpoints (SPEC 9): add, set-url, disable, enable, rotate, `Send
+test`; the service API the console and the `endpoint` command call (through
+moderation.services, which audits). Actions on deliveries are in `actions`; reads in
+`selectors`.
 
 Every refusal raises `DeliveryRefused` with one line an operator can read, and changes
-nothing. Actions that make a request (`endpoint_send_test`, `delivery_resend`,
-`delivery_reconcile`) must be called with no transaction open.
+nothing. `endpoint_send_test` makes a request: call it with no transaction open.
 """
 
 import base64
@@ -12,20 +12,19 @@ import json
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from board.models import Entry
-from maintenance import outbox, webhooks
+from board.schemas import timestamp
+from maintenance.deliveries import webhooks
+from maintenance.deliveries.attempts import allowance_covers, host_of, live_secrets
+from maintenance.deliveries.models import NAME_LIMIT, REASON_LIMIT, URL_LIMIT, Endpoint
 from maintenance.exceptions import DeliveryRefused
-from maintenance.models import Delivery, DeliveryAttempt, Endpoint
 
-S = Delivery.State
-K = DeliveryAttempt.Kind
 # The previous secret keeps signing beside a new one for this long after a rotation.
 ROTATION_OVERLAP = timedelta(hours=24)
 PLACEHOLDER = "{delivery_id}"
@@ -57,8 +56,8 @@ def endpoint_display_url(endpoint: Endpoint, *, full: bool) -> str:
 def url_checked(url: str, *, allow_private: bool, what: str = "the URL") -> str:
     """The URL as it will be stored and sent (its host IDNA-encoded), or DeliveryRefused
     naming the one problem: SPEC 9's checks when an endpoint is added or changed."""
-    if len(url) > 2000:
-        raise DeliveryRefused(f"{what} is longer than 2000 characters")
+    if len(url) > URL_LIMIT:
+        raise DeliveryRefused(f"{what} is longer than {URL_LIMIT} characters")
     if any(char.isspace() for char in url):
         raise DeliveryRefused(f"{what} must not hold a space")
     if any(ord(char) < 32 or ord(char) == 127 for char in url):
@@ -139,8 +138,8 @@ def endpoint_add(
             "SETTLE_PUBLIC_URL must be set before adding an endpoint (a notice links to its entry)"
         )
     name = (name or "").strip()
-    if not 1 <= len(name) <= 80:
-        raise DeliveryRefused("the endpoint name must be 1 to 80 characters")
+    if not 1 <= len(name) <= NAME_LIMIT:
+        raise DeliveryRefused(f"the endpoint name must be 1 to {NAME_LIMIT} characters")
     url = (url or "").strip()
     private_reason = (private_reason or "").strip()
     if allow_private and not private_reason:
@@ -182,7 +181,7 @@ def endpoint_set_url(
     now = timezone.now()
     with transaction.atomic():
         endpoint = _endpoint(name, lock=True)
-        same_host = outbox.host_of(url) == outbox.host_of(endpoint.url)
+        same_host = host_of(url) == host_of(endpoint.url)
         keeps = endpoint.allow_private and same_host and not allow_private
         allowed = allow_private or keeps
         url = url_checked(url, allow_private=allowed)
@@ -213,7 +212,8 @@ def endpoint_disable(*, name: str, reason: str = "") -> Endpoint:
         if not endpoint.enabled:
             raise DeliveryRefused(f"endpoint {name!r} is already disabled")
         endpoint.enabled = False
-        endpoint.disabled_reason = (reason or "").strip()[:200] or "disabled by an operator"
+        reason = (reason or "").strip()[:REASON_LIMIT]
+        endpoint.disabled_reason = reason or "disabled by an operator"
         endpoint.disabled_at = endpoint.updated_at = now
         endpoint.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
     return endpoint
@@ -283,19 +283,19 @@ TestResult.__test__ = False  # not a pytest class
 def endpoint_send_test(*, name: str) -> TestResult:
     """Send `settle.test` once, signed, outside any delivery; for a lookup endpoint also
     look up a random id. Nothing is stored."""
-    _no_transaction()
+    no_transaction()
     endpoint = _endpoint(name)
     now = timezone.now()
     message_id = str(uuid.uuid4())
     body = json.dumps(
-        {"type": "settle.test", "timestamp": _timestamp(now), "data": {}}, separators=(",", ":")
+        {"type": "settle.test", "timestamp": timestamp(now), "data": {}}, separators=(",", ":")
     ).encode()
-    secrets_now = outbox.live_secrets(endpoint, now)
+    secrets_now = live_secrets(endpoint, now)
     timeout = settings.SETTLE_DELIVERY_TIMEOUT.total_seconds()
     answer = webhooks.request(
         method="POST", url=endpoint.url, body=body, timeout=timeout,
         headers=webhooks.signed_headers(message_id=message_id, secrets=secrets_now, body=body),
-        allow_private=outbox.allowance_covers(endpoint, endpoint.url),
+        allow_private=allowance_covers(endpoint, endpoint.url),
     )
     result = TestResult(
         status_code=answer.status_code, error=answer.error, duration_ms=answer.duration_ms
@@ -307,7 +307,7 @@ def endpoint_send_test(*, name: str) -> TestResult:
         url = webhooks.lookup_url(endpoint.lookup_url, unknown)
         looked = webhooks.request(
             method="GET", url=url, body=b"", headers=headers, timeout=timeout,
-            allow_private=outbox.allowance_covers(endpoint, url),
+            allow_private=allowance_covers(endpoint, url),
         )
         result = TestResult(
             status_code=result.status_code, error=result.error,
@@ -317,118 +317,6 @@ def endpoint_send_test(*, name: str) -> TestResult:
     return result
 
 
-def _timestamp(moment: datetime) -> str:
-    from board.schemas import timestamp
-
-    return timestamp(moment)
-
-
-# --- Deliveries -------------------------------------------------------------------------
-
-
-def _no_transaction() -> None:
+def no_transaction() -> None:
     if connection.in_atomic_block:
         raise RuntimeError("this action makes a request: call it with no transaction open")
-
-
-def _delivery(delivery_id) -> Delivery:
-    try:
-        key = uuid.UUID(str(delivery_id).strip())
-    except ValueError:
-        raise DeliveryRefused(f"{delivery_id!r} is not a delivery id") from None
-    found = Delivery.objects.select_related("endpoint").filter(pk=key).first()
-    if found is None:
-        raise DeliveryRefused(f"no delivery with id {key}")
-    return found
-
-
-def delivery_reconcile(*, delivery_id) -> Delivery:
-    """Look the delivery up at its endpoint now: on `outcome_unknown`, one lookup outside
-    the schedule (200 succeeded, 404 failed, else unchanged); on an `accepted` delivery
-    waiting for its lookup, that lookup now, with the schedule's outcome."""
-    _no_transaction()
-    delivery = _delivery(delivery_id)
-    if delivery.endpoint.supports != Endpoint.Supports.LOOKUP:
-        raise DeliveryRefused("reconcile needs an endpoint that supports lookup")
-    if delivery.state == S.OUTCOME_UNKNOWN:
-        kind, timeout = K.RECONCILE, settings.SETTLE_DELIVERY_TIMEOUT
-    elif delivery.state == S.ACCEPTED and delivery.lookup_due:
-        kind = K.LOOKUP
-        timeout = min(settings.SETTLE_DELIVERY_TIMEOUT, delivery.deadline_at - timezone.now())
-        if timeout <= timedelta(0):
-            raise DeliveryRefused("the delivery's deadline has passed; the sweep settles it")
-    else:
-        raise DeliveryRefused(
-            f"reconcile applies to outcome_unknown deliveries and to accepted ones waiting "
-            f"for a lookup, not to {delivery.state}"
-        )
-    settled = outbox.attempt_make(delivery, kind=kind, timeout=timeout, count=False, body=None)
-    return _after(delivery, settled)
-
-
-def delivery_resend(*, delivery_id) -> Delivery:
-    """Send an `outcome_unknown` delivery once more, same id, outside schedule and
-    deadline: 2xx succeeded, a 4xx that is not retried failed, else still unknown."""
-    _no_transaction()
-    delivery = _delivery(delivery_id)
-    if delivery.state != S.OUTCOME_UNKNOWN:
-        raise DeliveryRefused(
-            f"resend applies to outcome_unknown deliveries, not to {delivery.state}"
-        )
-    entry = Entry.objects.filter(pk=delivery.entry_id).first()
-    if entry is None or not entry.is_public:
-        raise DeliveryRefused("the entry is no longer public; it is never sent again")
-    if not settings.SETTLE_PUBLIC_URL:
-        raise DeliveryRefused("SETTLE_PUBLIC_URL must be set to send deliveries")
-    settled = outbox.attempt_make(
-        delivery, kind=K.RESEND, timeout=settings.SETTLE_DELIVERY_TIMEOUT, count=False,
-        body=outbox.delivery_body(entry),
-    )
-    return _after(delivery, settled)
-
-
-def _after(delivery: Delivery, settled: Delivery | None) -> Delivery:
-    if settled is None:
-        raise DeliveryRefused("the delivery changed meanwhile; nothing was sent")
-    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)
-
-
-def delivery_cancel(*, delivery_id, reason: str = "") -> Delivery:
-    """`accepted`: cancelled (or outcome_unknown if an earlier attempt may have landed);
-    `running`: cancel_requested, and the attempt in flight settles it."""
-    delivery = _delivery(delivery_id)
-    if delivery.state not in (S.ACCEPTED, S.RUNNING):
-        raise DeliveryRefused(
-            f"cancel applies to accepted and running deliveries, not to {delivery.state}"
-        )
-    note = ("cancelled: " + reason.strip())[:500] if reason.strip() else "cancelled by an operator"
-    if not outbox.delivery_cancel_one(delivery, now=timezone.now(), note=note):
-        raise DeliveryRefused("the delivery changed meanwhile; nothing was cancelled")
-    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)
-
-
-MARKABLE = (S.ACCEPTED, S.OUTCOME_UNKNOWN)
-
-
-def delivery_mark(*, delivery_id, state: str, reason: str) -> Delivery:
-    """An operator's word on the outcome: `succeeded` or `failed`, with a reason."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise DeliveryRefused("a reason is required to mark a delivery")
-    if state not in (S.SUCCEEDED, S.FAILED):
-        raise DeliveryRefused("a delivery can be marked succeeded or failed")
-    delivery = _delivery(delivery_id)
-    if delivery.state not in MARKABLE:
-        raise DeliveryRefused(
-            f"mark applies to accepted and outcome_unknown deliveries, not to {delivery.state}"
-        )
-    now = timezone.now()
-    won = Delivery.objects.filter(
-        pk=delivery.pk, state=delivery.state, current_attempt=delivery.current_attempt
-    ).update(
-        state=state, note=f"marked {state}: {reason}"[:500], settled_at=now,
-        next_attempt_at=None, lookup_due=False,
-    )
-    if won != 1:
-        raise DeliveryRefused("the delivery changed meanwhile; nothing was marked")
-    return Delivery.objects.select_related("endpoint").get(pk=delivery.pk)

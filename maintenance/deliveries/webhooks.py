@@ -19,7 +19,8 @@ this module is a small vetted connection on the standard library:
    cannot stretch an attempt; every socket call also times out at what is left.
    The authorities are the system's plus SETTLE_DELIVERY_CA_FILE's (`tls_context`).
 5. **No redirects, proxies or `.netrc`**: `http.client` has none of them. One request,
-   one answer: there is no retry here (the only retry layer is `maintenance.outbox`).
+   one answer: there is no retry here (the only retry layer is the delivery's state
+   machine, `models.Delivery`).
 6. **Evidence, not content**: the status code, `Retry-After`, and an error *class*; the
    body is read up to 4 KiB (so the server is not reset mid-answer) and discarded.
 

@@ -13,9 +13,15 @@ What it keeps (SPEC 9): a delivery is committed, `accepted` with its due time, b
 is rung for. A message that never leaves (the process is killed inside the window, the
 broker is down) delays the delivery until beat's minute sweep finds it due, exactly as
 a broker outage does; a process that exits normally publishes what it holds first.
+
+The messages are named, not imported: `deliveries_enqueue` sends the tasks of
+`maintenance.deliveries.tasks` by their names, so the tasks import the sending code and
+nothing here imports the tasks (the one-way order that keeps out an import cycle). The
+app imports the tasks in `ready()`, so a named message still goes through `SettleTask`.
 """
 
 import atexit
+import logging
 import os
 import threading
 import time
@@ -23,7 +29,17 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
+from board.celery import app
+
+# The deliveries' logger keeps the name operators' filters and alerts know.
+log = logging.getLogger("maintenance.outbox")
+
 WINDOW = 0.05  # seconds a rung delivery may wait for others to share its message
+# Under this, the next attempt is a task countdown; above, beat's sweep picks it up.
+COUNTDOWN_LIMIT = timedelta(minutes=1)
+# The send tasks (maintenance/deliveries/tasks.py), by name.
+SEND_ONE = "maintenance.delivery_send"
+SEND_MANY = "maintenance.deliveries_send"
 
 Publish = Callable[[list[uuid.UUID], timedelta], int]
 
@@ -73,3 +89,29 @@ class Doorbell:
                     self._rung.wait()
             time.sleep(self._window)
             self.flush()
+
+
+def deliveries_enqueue(ids: list[uuid.UUID], *, delay: timedelta = timedelta(0)) -> int:
+    """Queue the send for these deliveries; returns how many were queued.
+
+    One message whatever the number of deliveries (the worker fans it out): the write
+    path's doorbell sends one for all it was rung for within its window. Never raises: a
+    broker that is down must not fail a post that is already saved; the delivery is
+    `accepted` with its due time stored, so the minute sweep sends it.
+    """
+    if not ids or delay >= COUNTDOWN_LIMIT:
+        return 0  # the sweep sends it when it is due
+    countdown = max(delay.total_seconds(), 0)
+    try:
+        if len(ids) == 1:
+            message = app.signature(SEND_ONE, args=[str(ids[0])])
+        else:
+            message = app.signature(SEND_MANY, args=[[str(pk) for pk in ids]])
+        message.apply_async(countdown=countdown, retry=False)
+    except Exception as error:  # any broker failure: the sweep is the fallback
+        log.warning("delivery not queued (%s); the sweep will send it", type(error).__name__)
+        return 0
+    return len(ids)
+
+
+doorbell = Doorbell(lambda ids, delay: deliveries_enqueue(ids, delay=delay))

@@ -1,0 +1,101 @@
+"""The outbox: one `accepted` delivery per enabled endpoint, written in the new entry's
+own transaction; and the cancel rule applied in the transaction that deletes entries.
+Both are receivers of board's signals (`board/signals.py`), connected in
+`maintenance/apps.py`, so board never imports maintenance.
+"""
+
+import functools
+import uuid
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from board.models import Entry
+from maintenance.deliveries import rules
+from maintenance.deliveries.doorbell import doorbell
+from maintenance.deliveries.models import Delivery, Endpoint
+from receipts.services import Companion
+
+S = Delivery.State
+
+
+# --- The outbox -------------------------------------------------------------------------
+
+# A random (version 4) UUID made by SQLite itself, which has no uuid function; stored as
+# Django stores UUIDs there, 32 hex digits (`%%` because the statement has parameters).
+_SQLITE_UUID4 = (
+    "lower(hex(randomblob(4)) || hex(randomblob(2)) || '4' || substr(hex(randomblob(2)), 2)"
+    " || substr('89ab', 1 + (abs(random()) %% 4), 1) || substr(hex(randomblob(2)), 2)"
+    " || hex(randomblob(6)))"
+)
+
+
+def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
+    """`board.signals.entry_companions`: one accepted delivery per enabled endpoint,
+    written with the new entry (in the entry's own statement on PostgreSQL: the issue's
+    budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
+    rung for on commit; the doorbell publishes it with others' within milliseconds."""
+    field = Delivery._meta.get_field
+    first = rules.jittered(rules.schedule()[0])
+
+    def made(ids: list) -> None:
+        if ids:
+            ids = [uuid.UUID(str(value)) for value in ids]
+            transaction.on_commit(lambda: doorbell.ring(ids, delay=first))
+
+    return Companion(
+        table=connection.ops.quote_name(Delivery._meta.db_table),
+        columns=_OUTBOX_COLUMNS,
+        link="entry_id",
+        rows_sql=_outbox_rows_sql(connection.vendor),
+        params=(
+            S.ACCEPTED.value,
+            False,
+            False,
+            field("next_attempt_at").get_db_prep_save(now + rules.schedule()[0], connection),
+            field("deadline_at").get_db_prep_save(
+                now + settings.SETTLE_DELIVERY_DEADLINE, connection
+            ),
+            field("created_at").get_db_prep_save(now, connection),
+            True,
+        ),
+        returning="id",
+        made=made,
+    )
+
+
+_OUTBOX_COLUMNS = (
+    "id", "endpoint_id", "state", "attempts", "unanswered", "lookup_due", "note",
+    "next_attempt_at", "deadline_at", "created_at",
+)
+
+
+@functools.cache
+def _outbox_rows_sql(vendor: str) -> str:
+    new_id = "gen_random_uuid()" if vendor == "postgresql" else _SQLITE_UUID4
+    endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
+    return (
+        f"SELECT {new_id}, id, %s, 0, %s, %s, '', %s, %s, %s "
+        f"FROM {endpoints} WHERE enabled = %s"
+    )
+
+
+def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
+    """`board.signals.entry_deleted`: the cancel rule, in the deletion's transaction."""
+    deliveries_cancel_for_entry(entry_id=entry.pk, now=now, note="entry deleted")
+
+
+def on_entries_deleted(sender, *, entry_ids: list[int], now: datetime, **kwargs) -> None:
+    """`board.signals.entries_deleted`: the cancel rule for a batch, in its transaction."""
+    deliveries_cancel_for_entries(entry_ids=entry_ids, now=now, note="entry deleted")
+
+
+def deliveries_cancel_for_entry(*, entry_id: int, now: datetime, note: str) -> int:
+    """Apply the cancel rule to an entry's accepted and running deliveries."""
+    return deliveries_cancel_for_entries(entry_ids=[entry_id], now=now, note=note)
+
+
+def deliveries_cancel_for_entries(*, entry_ids: list[int], now: datetime, note: str) -> int:
+    """Apply the cancel rule to these entries' accepted and running deliveries."""
+    return Delivery.objects.filter(entry_id__in=entry_ids).cancel(now=now, note=note)
