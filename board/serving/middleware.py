@@ -17,7 +17,6 @@ from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
-from board import health, logs, metrics
 from board.exceptions import (
     BadRequest,
     BoardError,
@@ -26,7 +25,8 @@ from board.exceptions import (
     NotFound,
     error_answer,
 )
-from board.origins import browser_origin_allowed
+from board.serving import health, logs, metrics
+from board.serving.origins import browser_origin_allowed
 
 log = logging.getLogger(__name__)
 

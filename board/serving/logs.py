@@ -20,7 +20,7 @@ What may appear is decided here, not at each call site:
   request's content or a database row (SPEC 11.4).
 
 The request's post outcome reaches the request line through a context variable that
-`board.metrics.post_answered` fills, so the post path stays one call.
+`board.serving.metrics.post_answered` fills, so the post path stays one call.
 """
 
 import contextvars

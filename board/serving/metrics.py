@@ -8,7 +8,7 @@ Two kinds of series, counted in two ways:
   counted in the process that did it, with prometheus-client in multiprocess mode:
   each gunicorn worker writes its counts to a file in PROMETHEUS_MULTIPROC_DIR
   (deploy/gunicorn.conf.py makes one folder per server; started without it, wsgi.py
-  makes one per server master, board/metrics_folder.py) and a scrape adds up every
+  makes one per server master, board/serving/metrics_folder.py) and a scrape adds up every
   worker's file, so counts hold whichever worker answers the scrape. Where the app is not
   loaded through wsgi.py (manage.py, the test process) the counts live in the one process.
   Each web server reports its own; Prometheus sums them across hosts.
@@ -51,8 +51,8 @@ from prometheus_client import (  # noqa: E402 (after the folder exists)
 )
 from prometheus_client.metrics_core import Metric  # noqa: E402
 
-from board import logs
 from board.exceptions import Answer
+from board.serving import logs
 
 log = logging.getLogger(__name__)
 
