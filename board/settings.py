@@ -67,11 +67,16 @@ MIDDLEWARE = [
     # A browser's foreign Origin on a POST under /api/v1/: 403 before anything else.
     "board.serving.middleware.BrowserOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
-    "csp.middleware.CSPMiddleware",
+    # Content-Security-Policy on every HTML answer (CONTENT_SECURITY_POLICY below).
+    "board.serving.middleware.PagePolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Host validation (a disallowed Host is 400) and Content-Length, on every route.
     "django.middleware.common.CommonMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The agents' routes (/api/v1/ but its docs, /mcp) skip from here to MachineRoutesEnd:
+    # a bearer-token API has no session, CSRF token, login or flash message.
+    "board.serving.middleware.MachineRoutesMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
@@ -80,9 +85,10 @@ MIDDLEWARE = [
     # Before any console or admin page: the second factor, when the account has one.
     "moderation.two_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
+    # Last but one, as django-axes asks: it turns a locked login into the 429 page.
     "axes.middleware.AxesMiddleware",
+    # Not in the chain: it marks where the agents' routes rejoin.
+    "board.serving.middleware.MachineRoutesEnd",
 ]
 
 ROOT_URLCONF = "board.urls"
