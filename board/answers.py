@@ -14,7 +14,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils import timezone
 
-from board import metrics, selectors, services
+from board import selectors, services
 from board.callers import Caller, client_address
 from board.exceptions import (
     Answer,
@@ -29,6 +29,7 @@ from board.schemas import (
     public_entry_object,
     timestamp,
 )
+from board.serving import metrics
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
 log = logging.getLogger(__name__)

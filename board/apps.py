@@ -6,6 +6,6 @@ class BoardConfig(AppConfig):
     verbose_name = "Board"
 
     def ready(self) -> None:
-        from board import checks, logs  # noqa: F401 (registers the deployment checks)
+        from board.serving import checks, logs  # noqa: F401 (registers the deployment checks)
 
         logs.connect_job_signals()

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from celery import Celery, Task
 from celery.signals import worker_init
 
-from board.environment import settings_or_exit
+from board.serving.environment import settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "board.settings")
 

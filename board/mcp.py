@@ -34,7 +34,6 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board import metrics
 from board.answers import request_address, request_token
 from board.exceptions import Unauthorized, error_answer
 from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
@@ -49,6 +48,7 @@ from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the test
 )
 from board.mcp_words import instructions
 from board.services import caller_admit
+from board.serving import metrics
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from board.environment import (
+from board.serving.environment import (
     env_bool,
     env_database,
     env_duration,
@@ -57,21 +57,26 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Outermost, so the request's log line and duration cover everything below.
-    "board.middleware.ObservedRequestMiddleware",
+    "board.serving.middleware.ObservedRequestMiddleware",
     # Settle decides https itself, before anything asks request.is_secure().
-    "board.middleware.ForwardedProtoMiddleware",
+    "board.serving.middleware.ForwardedProtoMiddleware",
     # /healthz, /readyz and /metrics answer here, before host validation (SPEC 12).
-    "board.middleware.ProbeMiddleware",
+    "board.serving.middleware.ProbeMiddleware",
     # Before the rest, so it also reshapes what the other middleware answer under /api/v1/.
-    "board.middleware.ApiErrorShapeMiddleware",
+    "board.serving.middleware.ApiErrorShapeMiddleware",
     # A browser's foreign Origin on a POST under /api/v1/: 403 before anything else.
-    "board.middleware.BrowserOriginMiddleware",
+    "board.serving.middleware.BrowserOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
-    "csp.middleware.CSPMiddleware",
+    # Content-Security-Policy on every HTML answer (CONTENT_SECURITY_POLICY below).
+    "board.serving.middleware.PagePolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Host validation (a disallowed Host is 400) and Content-Length, on every route.
     "django.middleware.common.CommonMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The agents' routes (/api/v1/ but its docs, /mcp) skip from here to MachineRoutesEnd:
+    # a bearer-token API has no session, CSRF token, login or flash message.
+    "board.serving.middleware.MachineRoutesMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
@@ -80,9 +85,10 @@ MIDDLEWARE = [
     # Before any console or admin page: the second factor, when the account has one.
     "moderation.two_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, as django-axes asks: it turns a locked login into the 429 page (SPEC 7.1).
+    # Last but one, as django-axes asks: it turns a locked login into the 429 page.
     "axes.middleware.AxesMiddleware",
+    # Not in the chain: it marks where the agents' routes rejoin.
+    "board.serving.middleware.MachineRoutesEnd",
 ]
 
 ROOT_URLCONF = "board.urls"
@@ -107,7 +113,7 @@ TEMPLATES = [
 # Persistent connections on both engines: opening one (and, on SQLite, setting its
 # pragmas) cost more than a whole post. A connection is kept for SETTLE_DB_CONN_MAX_AGE
 # seconds. Before a request reuses one that sat idle for SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS
-# it is checked (CONN_HEALTH_CHECKS; on PostgreSQL only after idling: board/postgresql),
+# it is checked (CONN_HEALTH_CHECKS; on PostgreSQL only after idling: board/serving/postgresql),
 # so a server restart while the service is quiet costs one reconnect, not a failed
 # request. Size: each gunicorn worker and each Celery process holds at most one
 # connection, so (workers per host x hosts) + Celery processes must stay under
@@ -152,7 +158,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_settle.sqlite3")}
 else:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        DATABASES["default"]["ENGINE"] = "board.postgresql"
+        DATABASES["default"]["ENGINE"] = "board.serving.postgresql"
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", 5)
     # Nothing a pooler in transaction mode (PgBouncer) cannot carry: no startup `options`,
@@ -222,7 +228,7 @@ USE_TZ = True
 # --- Static files ----------------------------------------------------------------------
 # Served by the app itself (whitenoise). After `collectstatic` (make run, a deploy) names
 # carry a content hash and are cached for a year, compressed; without it (development,
-# tests) the same URLs fall back to the plain names, found in the apps (board.staticfiles).
+# tests) the same URLs fall back to the plain names, found in the apps (board.serving.staticfiles).
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
@@ -230,7 +236,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else 
 WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "board.staticfiles.HashedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "board.serving.staticfiles.HashedStaticFilesStorage"},
 }
 
 LOGIN_URL = "/console/login/"
@@ -369,7 +375,7 @@ SETTLE_COUNTER_RETENTION = timedelta(hours=2)
 SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
 SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
-# Browser origins besides Settle's own that may POST under /api/v1/ (board/origins.py).
+# Browser origins besides Settle's own that may POST under /api/v1/ (board/serving/origins.py).
 SETTLE_API_ALLOWED_ORIGINS = env_list("SETTLE_API_ALLOWED_ORIGINS")
 
 # --- Outbound deliveries (SPEC 9) ---------------------------------------------------------
@@ -396,7 +402,7 @@ SETTLE_MAX_BODY_BYTES = 256 * 1024
 SETTLE_MAX_JSON_DEPTH = 32
 
 # --- https and cookies (SPEC 12) ---------------------------------------------------------
-# Whether a request is https is decided by board.middleware.ForwardedProtoMiddleware:
+# Whether a request is https is decided by board.serving.middleware.ForwardedProtoMiddleware:
 # TLS on the socket, or `X-Forwarded-Proto: https` from a peer in SETTLE_TRUSTED_PROXIES.
 # Django's SECURE_PROXY_SSL_HEADER stays unset: it would believe the header from anyone.
 if SETTLE_PUBLIC_URL.startswith("https://"):
@@ -417,11 +423,11 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W008", "security.W021"]
 SETTLE_METRICS_ALLOW = _networks("SETTLE_METRICS_ALLOW", "127.0.0.0/8,::1")
 SETTLE_METRICS_TOKEN = env_str("SETTLE_METRICS_TOKEN")
 
-# --- Logs: one JSON line per request and per job (board/logs.py) -------------------------
+# --- Logs: one JSON line per request and per job (board/serving/logs.py) -------------------------
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "board.logs.JsonFormatter"}},
+    "formatters": {"json": {"()": "board.serving.logs.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {

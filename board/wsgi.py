@@ -2,12 +2,12 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from board.environment import settings_or_exit
-from board.metrics_folder import folder_for_this_server
+from board.serving.environment import settings_or_exit
+from board.serving.metrics_folder import folder_for_this_server
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "board.settings")
 # Before anything imports prometheus-client: counts add up across worker processes however
-# the server was started (board/metrics_folder.py).
+# the server was started (board/serving/metrics_folder.py).
 folder_for_this_server()
 # Exit status 3 is gunicorn's "worker failed to boot": the master stops instead of
 # starting worker after worker into the same configuration error.

@@ -10,7 +10,7 @@ Everything a deployment changes comes from the environment, like Settle's own se
 * `SETTLE_TRUSTED_PROXIES`: the only peers whose forwarding headers gunicorn believes.
   Gunicorn's own default believes `X-Forwarded-Proto` from any loopback client; this file
   replaces it with Settle's list, and Settle decides https for itself anyway
-  (board.middleware.ForwardedProtoMiddleware), whatever gunicorn concluded.
+  (board.serving.middleware.ForwardedProtoMiddleware), whatever gunicorn concluded.
 * `PROMETHEUS_MULTIPROC_DIR`: where the workers keep their metric counts so `/metrics`
   adds them up across processes. By default a folder of this server's own under
   `var/metrics/`, made at start and removed at exit; when set, it is emptied at start
@@ -138,7 +138,7 @@ class JsonAccessLogger(glogging.Logger):
 
     def setup(self, cfg) -> None:
         super().setup(cfg)
-        from board.logs import JsonFormatter
+        from board.serving.logs import JsonFormatter
 
         for log in (self.error_log, self.access_log):
             for handler in log.handlers:

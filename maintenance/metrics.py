@@ -1,6 +1,6 @@
 """Maintenance's series for `/metrics`, read from the database at each scrape.
 
-Found by board.metrics (it imports every app's `metrics` module once), so board never
+Found by board.serving.metrics (it imports every app's `metrics` module once), so board never
 imports maintenance. The values come from the recorded runs (`MaintenanceRun`), which
 are the same on every host: a job run by a Celery worker anywhere is counted, and a web
 process restarting loses nothing. The deliveries' series are in
@@ -15,7 +15,7 @@ from django.db.models.functions import Cast
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from board import metrics
+from board.serving import metrics
 from maintenance.models import MaintenanceRun
 
 # Rows each job removes, by kind: the keys of its recorded counts. Tombstones that the

@@ -1,12 +1,12 @@
 """The deliveries' series for `/metrics`, read from the database at each scrape; found
-through maintenance/metrics.py, which board.metrics imports."""
+through maintenance/metrics.py, which board.serving.metrics imports."""
 
 from collections.abc import Iterator
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from board import metrics
+from board.serving import metrics
 from maintenance.deliveries import selectors
 
 

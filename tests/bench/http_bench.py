@@ -23,8 +23,15 @@ entry, no 5xx), and a page of 50 replies. Then one line:
 `bench: new/ceiling=R replay/ceiling=R mcp/http=R storm_entries=N p99/p50=R
 new/plain_insert=R replay/plain_insert=R ceiling/plain_ping=R` (p99/p50 the worst of
 Settle's cases; ceiling/plain_ping with the ceiling measured just before the ping).
+
+On PostgreSQL every case runs a second time through PgBouncer (the shipped
+deploy/pgbouncer/pgbouncer.ini, transaction mode, started on a port of its own, with
+SETTLE_DB_PREPARED_STATEMENTS=false as the README says for Debian's 1.18), Settle and the
+peer alike; BENCH_PGBOUNCER=0 leaves it out. The run ends with a table of the ratios
+against issue 18's targets, one column per database path.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -39,7 +46,9 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
@@ -311,14 +320,8 @@ def count_entries_with(env: dict, request_id: str) -> int:
     ).strip().splitlines()[-1])
 
 
-def main() -> None:
-    if shutil.which("wrk") is None:
-        raise SystemExit(
-            "make bench needs wrk (a C HTTP load generator). On Debian or Ubuntu: "
-            "sudo apt-get install wrk"
-        )
-    env = bench_environment()
-    engine = "postgresql" if env["DATABASE_URL"].startswith("postgres") else "sqlite"
+def run_leg(env: dict, leg: str) -> dict:
+    """Every case against one database path; returns the `bench:` line's ratios."""
     manage(env, "migrate", "--noinput", "-v", "0")
     token = manage(env, "issue_token", f"bench-{uuid.uuid4().hex[:8]}").strip().splitlines()[-1]
     endpoints_add(env, ENDPOINTS)
@@ -382,7 +385,7 @@ def main() -> None:
         storm_id = str(uuid.uuid4())
         storm_body = json.dumps(question_payload(storm_id))
 
-        print(f"[{engine}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
+        print(f"[{leg}] gunicorn {WORKERS} workers, wrk {CONNECTIONS} connections, "
               f"{DURATION} s a case, {ENDPOINTS} webhook endpoints", flush=True)
         before = case("ceiling before", "/api/v1/request-ids", ceiling_script, paired=False)
         plain_ping = case("plain_ping", "/api/ping", plain_script("GET"), paired=False,
@@ -420,16 +423,134 @@ def main() -> None:
         f" replay/plain_insert {replay['rps'] / plain_insert['rps']:.2f},"
         f" ceiling/plain_ping {ceiling / plain_ping['rps']:.2f} (the higher ceiling)"
     )
+    ratios = {
+        "new/ceiling": new["rps"] / new["paired_ceiling"],
+        "replay/ceiling": replay["rps"] / replay["paired_ceiling"],
+        "mcp/http": mcp["rps"] / new["rps"],
+        "storm_entries": storm_entries,
+        "p99/p50": worst,
+        "new/plain_insert": new["rps"] / plain_insert["rps"],
+        "replay/plain_insert": replay["rps"] / plain_insert["rps"],
+        "ceiling/plain_ping": before["rps"] / plain_ping["rps"],
+        "5xx": failures,
+    }
     print(
-        f"bench: new/ceiling={new['rps'] / new['paired_ceiling']:.2f}"
-        f" replay/ceiling={replay['rps'] / replay['paired_ceiling']:.2f}"
-        f" mcp/http={mcp['rps'] / new['rps']:.2f} storm_entries={storm_entries}"
+        f"bench{'' if leg in ('sqlite', 'postgresql') else f' ({leg})'}:"
+        f" new/ceiling={ratios['new/ceiling']:.2f}"
+        f" replay/ceiling={ratios['replay/ceiling']:.2f}"
+        f" mcp/http={ratios['mcp/http']:.2f} storm_entries={storm_entries}"
         f" p99/p50={worst:.1f}"
-        f" new/plain_insert={new['rps'] / plain_insert['rps']:.2f}"
-        f" replay/plain_insert={replay['rps'] / plain_insert['rps']:.2f}"
-        f" ceiling/plain_ping={before['rps'] / plain_ping['rps']:.2f}"
+        f" new/plain_insert={ratios['new/plain_insert']:.2f}"
+        f" replay/plain_insert={ratios['replay/plain_insert']:.2f}"
+        f" ceiling/plain_ping={ratios['ceiling/plain_ping']:.2f}",
+        flush=True,
     )
     del storm, page
+    return ratios
+
+
+# --- Through PgBouncer ---------------------------------------------------------------------
+
+PGBOUNCER = Path("/usr/sbin/pgbouncer")
+
+
+@contextlib.contextmanager
+def through_pgbouncer(env: dict) -> Iterator[dict]:
+    """The shipped deploy/pgbouncer/pgbouncer.ini (transaction mode) in front of the
+    database DATABASE_URL names, on a port of its own; yields the environment that
+    reaches the database through it, as README "Behind PgBouncer" says to set it."""
+    url = urlsplit(env["DATABASE_URL"])
+    folder = Path(tempfile.mkdtemp(prefix="settle-bench-pgbouncer-"))
+    port = free_port()
+    (folder / "userlist.txt").write_text(f'"{url.username or "postgres"}" ""\n')
+    config = (ROOT / "deploy" / "pgbouncer" / "pgbouncer.ini").read_text()
+    for name, value in {
+        "listen_port": str(port), "logfile": str(folder / "pgbouncer.log"),
+        "pidfile": str(folder / "pgbouncer.pid"), "auth_file": str(folder / "userlist.txt"),
+    }.items():
+        config = re.sub(rf"^{name} = .*$", f"{name} = {value}", config, flags=re.MULTILINE)
+    config = re.sub(r"^\* = .*$", f"* = host={url.hostname or '127.0.0.1'} "
+                    f"port={url.port or 5432}", config, flags=re.MULTILINE)
+    (folder / "pgbouncer.ini").write_text(config)
+    as_postgres = ["-u", "postgres"] if os.geteuid() == 0 else []  # it refuses root
+    if as_postgres:
+        shutil.chown(folder, "postgres")
+    subprocess.run([str(PGBOUNCER), "-d", *as_postgres, str(folder / "pgbouncer.ini")],
+                   check=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        netloc = url.netloc.rsplit("@", 1)
+        host = f"127.0.0.1:{port}"
+        pooled = urlunsplit(url._replace(netloc=f"{netloc[0]}@{host}" if len(netloc) == 2
+                                         else host))
+        yield {**env, "DATABASE_URL": pooled, "SETTLE_DB_PREPARED_STATEMENTS": "false"}
+    finally:
+        pid = (folder / "pgbouncer.pid").read_text().strip()
+        os.kill(int(pid), signal.SIGTERM)
+        time.sleep(0.5)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- The run ---------------------------------------------------------------------------
+
+# The issue's targets (issue 18), by ratio and engine: (at least, at most).
+TARGETS = {
+    "new/plain_insert": {"postgresql": (0.7, None), "sqlite": (1.0, None)},
+    "replay/plain_insert": {"postgresql": (1.0, None), "sqlite": (1.2, None)},
+    "ceiling/plain_ping": {"postgresql": (0.7, None), "sqlite": (0.7, None)},
+    "mcp/http": {"postgresql": (0.9, None), "sqlite": (0.9, None)},
+    "p99/p50": {"postgresql": (None, 4.0), "sqlite": (None, 4.0)},
+    "new/ceiling": {"postgresql": (0.25, None), "sqlite": (0.25, None)},
+    "replay/ceiling": {"postgresql": (0.35, None), "sqlite": (0.35, None)},
+    "storm_entries": {"postgresql": (1, 1), "sqlite": (1, 1)},
+    "5xx": {"postgresql": (None, 0), "sqlite": (None, 0)},
+}
+
+
+def target_text(low: float | None, high: float | None) -> str:
+    if low is not None and low == high:
+        return f"= {low}"
+    return f">= {low}" if low is not None else f"<= {high}"
+
+
+def print_table(engine: str, legs: dict[str, dict]) -> None:
+    print(f"\n| ratio | target | {' | '.join(legs)} |")
+    print(f"|---|---|{'---|' * len(legs)}")
+    for name, by_engine in TARGETS.items():
+        low, high = by_engine[engine]
+        cells = []
+        for ratios in legs.values():
+            value = ratios[name]
+            met = (low is None or value >= low) and (high is None or value <= high)
+            text = f"{value}" if isinstance(value, int) else f"{value:.2f}"
+            cells.append(text if met else f"**{text}** (missed)")
+        print(f"| {name} | {target_text(low, high)} | {' | '.join(cells)} |")
+
+
+def main() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit(
+            "make bench needs wrk (a C HTTP load generator). On Debian or Ubuntu: "
+            "sudo apt-get install wrk"
+        )
+    env = bench_environment()
+    engine = "postgresql" if env["DATABASE_URL"].startswith("postgres") else "sqlite"
+    legs = {engine: run_leg(env, engine)}
+    # On PostgreSQL the same cases again through PgBouncer (BENCH_PGBOUNCER=0 skips it),
+    # Settle and the peer alike, so both pay the pooler's hop.
+    if engine == "postgresql" and os.environ.get("BENCH_PGBOUNCER", "1") != "0":
+        if PGBOUNCER.exists():
+            with through_pgbouncer(env) as pooled:
+                legs["postgresql via PgBouncer"] = run_leg(pooled, "postgresql via PgBouncer")
+        else:
+            print("(no PgBouncer leg: /usr/sbin/pgbouncer is missing; apt-get install "
+                  "pgbouncer)")
+    print_table(engine, legs)
 
 
 if __name__ == "__main__":

@@ -50,13 +50,8 @@ from moderation import services as moderation  # noqa: E402
 from tests.bench.http_bench import question_payload  # noqa: E402
 
 APPS = ("board", "receipts", "maintenance", "moderation")
-SERVING = {
-    "board/middleware.py", "board/logs.py", "board/metrics.py", "board/metrics_folder.py",
-    "board/health.py", "board/environment.py", "board/checks.py", "board/staticfiles.py",
-    "board/origins.py", "board/settings.py", "board/urls.py", "board/wsgi.py",
-    "board/celery.py",
-}
-SERVING_FOLDERS = ("board/serving/", "board/postgresql/")
+SERVING = {"board/settings.py", "board/urls.py", "board/wsgi.py", "board/celery.py"}
+SERVING_FOLDERS = ("board/serving/",)
 
 
 def project_place(filename: str) -> tuple[str, str] | None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from board.environment import parse_duration
+from board.serving.environment import parse_duration
 
 CHECK = [sys.executable, "-c", "import django; django.setup()"]
 

@@ -1,5 +1,5 @@
 """A persistent PostgreSQL connection is health-checked when it comes back from idling,
-and not between back-to-back requests (board/postgresql/base.py says why).
+and not between back-to-back requests (board/serving/postgresql/base.py says why).
 
 Each test kills the connection's backend from another session, then plays the request
 boundary Django's handler plays (`close_if_unusable_or_obsolete`, at a request's end and

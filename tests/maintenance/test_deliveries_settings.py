@@ -26,7 +26,7 @@ def test_it_refuses_to_start_with_a_bad_delivery_value_naming_the_variable(name,
 
 
 def test_the_defaults_are_the_contracts(settings):
-    from board.environment import env_duration_list
+    from board.serving.environment import env_duration_list
 
     assert env_duration_list("SETTLE_TEST_UNSET_SCHEDULE", "0,5s,5m,30m,2h,5h,10h") == [
         timedelta(0), timedelta(seconds=5), timedelta(minutes=5), timedelta(minutes=30),

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from board.metrics_folder import PARENT, PREFIX
 from board.models import Entry
+from board.serving.metrics_folder import PARENT, PREFIX
 from tests.celery_worker import test_database_url
 from tests.conftest import question
 from tests.e2e.conftest import free_port

@@ -3,7 +3,7 @@
 `/healthz` says the process answers; it touches nothing. `/readyz` says this process can
 serve posts: the database answers and every migration this code knows is applied. The
 broker is reported but does not decide readiness, because posting does not need it (only
-maintenance jobs do). Both are answered by board.middleware.ProbeMiddleware before host
+maintenance jobs do). Both are answered by board.serving.middleware.ProbeMiddleware before host
 validation, since a load balancer probes by address; they read no Host, build no URL,
 need no token and write nothing.
 """
@@ -47,7 +47,7 @@ class Readiness:
 def database_answers() -> bool:
     try:
         # Readiness asks about the database now: a kept connection that broke since its
-        # last use (board/postgresql probes only after idling) is replaced first, not
+        # last use (board/serving/postgresql probes only after idling) is replaced first, not
         # reported as a database that is down.
         connection.health_check_done = False
         connection.close_if_health_check_failed()
