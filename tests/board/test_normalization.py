@@ -27,8 +27,11 @@ examples = settings(
 
 
 def variant(text: str) -> str:
-    """The same text as another stack might send it: decomposed and with CRLF."""
-    return unicodedata.normalize("NFD", text).replace("\n", "\r\n")
+    """The same text as another stack might send it: decomposed and with CRLF. Its line
+    breaks are made LF first: CRLF put in place of the LF of a CRLF already there would
+    give CR CR LF, two line breaks, another text (found by hypothesis)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")
+    return unicodedata.normalize("NFD", lines).replace("\n", "\r\n")
 
 
 @examples
