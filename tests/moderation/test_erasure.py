@@ -89,6 +89,31 @@ def test_since_takes_only_entries_created_at_or_after_it(agent):
     assert Entry.objects.get(pk=new).deleted_at is not None
 
 
+@pytest.mark.parametrize(
+    "written", ["Z", "+02:00", "-05:30"], ids=["z", "east-offset", "west-offset"]
+)
+def test_since_takes_an_entry_created_at_exactly_that_moment_in_any_offset(agent, written):
+    # given: three entries, created a microsecond before, at, and after the cut
+    cut = timezone.now().replace(microsecond=500_000) - timedelta(minutes=5)
+    before, at, after = (_posted(agent, question())[0] for _ in range(3))
+    for entry_id, moment in ((before, cut - timedelta(microseconds=1)), (at, cut),
+                             (after, cut + timedelta(microseconds=1))):
+        Entry.objects.filter(pk=entry_id).update(created_at=moment)
+    offset = timedelta(hours=0) if written == "Z" else timedelta(
+        hours=int(written[1:3]), minutes=int(written[4:6])
+    ) * (1 if written[0] == "+" else -1)
+    local = (cut + offset).replace(tzinfo=None).isoformat()
+
+    # when: --since the cut, written in that offset
+    line = erase("agent", "--reason", "leak", "--since", local + written)
+
+    # then: at and after, not before
+    assert line == "erased 2 entries (2 questions, 0 replies)"
+    assert Entry.objects.get(pk=before).deleted_at is None
+    assert Entry.objects.get(pk=at).deleted_at is not None
+    assert Entry.objects.get(pk=after).deleted_at is not None
+
+
 def test_revoke_tokens_revokes_the_principals_tokens_in_the_same_action(agent):
     _posted(agent, question())
 

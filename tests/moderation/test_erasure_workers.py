@@ -21,6 +21,7 @@ from io import StringIO
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 
 from board.models import Entry
 from moderation import erasure
@@ -119,6 +120,44 @@ def test_other_principals_posts_are_answered_201_while_an_erase_runs(gunicorn): 
     # and a retry of an erased post answers `410 deleted`, over the same live server
     retry = spammer.post(seeded.payloads[seeded.reply_ids[-1]])
     assert retry.status_code == 410 and retry.json()["error"]["code"] == "deleted"
+
+
+def test_a_second_erase_while_one_runs_waits_for_it_and_reports_its_counts():
+    # given: an erasure of 1,000 entries running in another thread (the console's task),
+    # in small batches
+    _spammer(1_000)
+    started, _ = erasure.erasure_start(actor="admin", name="spammer", reason="spam")
+    first: list[Erasure] = []
+
+    def run_first() -> None:
+        try:
+            first.append(erasure.erasure_run(erasure_id=started.pk, batch_size=5))
+        finally:
+            connection.close()
+
+    runner = threading.Thread(target=run_first)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not Erasure.objects.get().done:
+            time.sleep(0.01)
+        assert 0 < Erasure.objects.get().done < 1_000
+
+        # when: an operator runs the command for the same principal meanwhile
+        out = StringIO()
+        call_command("erase", "spammer", "--reason", "spam again", stdout=out)
+    finally:
+        runner.join(timeout=120)
+
+    # then: it joined the running erasure and printed the whole erasure's counts
+    assert out.getvalue().strip() == "erased 1000 entries (100 questions, 900 replies)"
+    assert first and first[0].state == "finished" and first[0].done == 1_000
+    assert Erasure.objects.count() == 1
+    assert AuditEvent.objects.filter(action="erase_start").count() == 1
+    assert AuditEvent.objects.filter(action="erase_end").count() == 1
+    assert Entry.objects.filter(principal__name="spammer", deleted_at__isnull=False).count() == (
+        1_000
+    )
 
 
 def _worker(tmp_path, name: str) -> subprocess.Popen:
