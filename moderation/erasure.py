@@ -36,6 +36,7 @@ from board import services as board
 from board.models import Entry, Principal
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record
+from receipts.writer_turn import writer_turn
 
 ERASE_BATCH_SIZE = 200
 
@@ -162,7 +163,10 @@ def _batch(erasure: Erasure, batch_size: int, after: int) -> int | None:
     instead of walking past the deleted rows again, which made each batch slower than
     the one before. A runner that starts afresh (after a crash) starts from 0.
     """
-    with transaction.atomic():
+    # On SQLite the batch takes the write path's turn (receipts.writer_turn) like a post:
+    # otherwise back-to-back batches kept SQLite's lock while a waiting post slept in its
+    # busy handler, and posts were answered a few a second during an erase.
+    with writer_turn(), transaction.atomic():
         due = _live_entries(
             erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id
         ).filter(id__gt=after).order_by("id")
