@@ -181,7 +181,10 @@ def receipts_due(
         moment, last_id = after
         where += " AND receipt_expires_at >= %s AND (receipt_expires_at > %s OR id > %s)"
         params += [sql_moment(moment), sql_moment(moment), last_id]
-    tail = f" ORDER BY receipt_expires_at, id LIMIT {int(limit)}"
+    # Qualified: a bare name in ORDER BY means the output column first, and on
+    # PostgreSQL that is the `::text` of _receipt_rows, which sorted every due row as
+    # text instead of walking the expiry index.
+    tail = f" ORDER BY {_RECEIPTS}.receipt_expires_at, {_RECEIPTS}.id LIMIT {int(limit)}"
     return _receipt_rows(where, params, now=now, tail=tail + (skip_locked() if lock else ""))
 
 
@@ -213,7 +216,8 @@ def receipts_deleted_due(
         moment, last_id = after
         where += " AND deleted_at >= %s AND (deleted_at > %s OR id > %s)"
         params += [sql_moment(moment), sql_moment(moment), last_id]
-    tail = f" ORDER BY deleted_at, id LIMIT {int(limit)}{skip_locked()}"
+    # Qualified, as in receipts_due.
+    tail = f" ORDER BY {_RECEIPTS}.deleted_at, {_RECEIPTS}.id LIMIT {int(limit)}{skip_locked()}"
     return _receipt_rows(where, params, now=now, deleted_before=deleted_before, tail=tail)
 
 
