@@ -35,7 +35,7 @@ from django.utils import timezone
 from board import services as board
 from board.models import Entry, Principal
 from moderation.models import Erasure
-from moderation.services import _require_reason, audit_record
+from moderation.services import _require_reason, audit_record, token_revoke
 from receipts.writer_turn import writer_turn
 
 ERASE_BATCH_SIZE = 200
@@ -92,7 +92,9 @@ def erasure_start(
 ) -> tuple[Erasure, bool]:
     """Record an erasure of NAME's entries and audit its start; with `revoke_tokens`, its
     tokens are revoked in the same transaction. Returns the record and whether it is new:
-    while one runs for NAME, that one is returned (and nothing is revoked or audited)."""
+    while one runs for NAME, that one is returned and no second start is audited, but
+    `revoke_tokens` is still honoured (audited as `token_revoke`): an operator who joins
+    an erasure to stop a leaked token must not find the token still working."""
     try:
         reason = _require_reason(reason)
     except ValueError as error:
@@ -105,6 +107,8 @@ def erasure_start(
                 principal=principal, state=Erasure.State.RUNNING
             ).first()
             if running is not None:
+                if revoke_tokens:
+                    token_revoke(actor=actor, name=name, reason=reason)
                 return running, False
             newest = Entry.objects.order_by("-id").values_list("id", flat=True).first() or 0
             counted = _counted(_live_entries(principal.pk, since=since, up_to_id=newest))
@@ -125,6 +129,8 @@ def erasure_start(
     except IntegrityError:
         # Another start committed between our read and our insert (PostgreSQL): join it.
         running = Erasure.objects.get(principal=principal, state=Erasure.State.RUNNING)
+        if revoke_tokens:
+            token_revoke(actor=actor, name=name, reason=reason)
         return running, False
     return erasure, True
 

@@ -11,6 +11,7 @@ from board.models import Entry
 from board.services import entry_delete, entry_set_visible
 from moderation import erasure
 from moderation.models import AuditEvent, Erasure
+from moderation.services import COMMAND_LINE
 from receipts.models import Receipt
 from tests.conftest import counts, question, reply
 from tests.maintenance.conftest import delivery_settings  # noqa: F401  (fixture)
@@ -176,6 +177,24 @@ def test_a_second_start_while_one_runs_joins_it_and_reports_its_counts(agent):
     assert Erasure.objects.count() == 1
     assert AuditEvent.objects.filter(action="erase_start").count() == 1
     assert AuditEvent.objects.filter(action="erase_end").count() == 1
+
+
+def test_a_second_start_with_revoke_tokens_revokes_them_though_it_joins(agent):
+    # given: an erasure running without revoking (the console's, say)
+    _posted(agent, question())
+    erasure.erasure_start(actor="admin", name="agent", reason="spam")
+
+    # when: the command joins it, asking to revoke the agent's tokens
+    line = erase("agent", "--reason", "leaked token", "--revoke-tokens")
+
+    # then: the tokens are revoked (audited), and the erasure is still one
+    assert line == "erased 1 entries (1 questions, 0 replies)"
+    assert agent.post(question()).status_code == 401
+    revoked = AuditEvent.objects.get(action="token_revoke")
+    assert (revoked.actor, revoked.reason, revoked.details["revoked"]) == (
+        COMMAND_LINE, "leaked token", 1
+    )
+    assert AuditEvent.objects.filter(action="erase_start").count() == 1
 
 
 def test_a_run_taken_up_after_a_crash_finishes_with_each_entry_counted_once(agent):
