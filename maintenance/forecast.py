@@ -16,9 +16,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Case, Count, DateTimeField, ExpressionWrapper, F, When
 from django.db.models.functions import TruncDate
 
+from board import retention
 from board.models import Hold
 from maintenance import services
 from maintenance.models import MaintenanceRun
@@ -100,15 +101,25 @@ def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
 
 
 def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:
-    """Receipts whose `receipt_expires_at` falls within the next `days` days (after `now`,
-    up to `now + days`), per UTC day: today (its rest) to the day `days` ahead (its part
-    up to the same time), zeros included, so `days + 1` bars."""
+    """Receipts that expire within the next `days` days (after `now`, up to `now + days`),
+    per UTC day: today (its rest) to the day `days` ahead (its part up to the same time),
+    zeros included, so `days + 1` bars.
+
+    A live receipt expires at its `receipt_expires_at`; a deleted one at `deleted_at`
+    plus the `deletion` policy in force now, the moment the purges go by."""
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
+    expires = Case(
+        When(deleted_at__isnull=False, then=ExpressionWrapper(
+            F("deleted_at") + deletion, output_field=DateTimeField()
+        )),
+        default=F("receipt_expires_at"),
+        output_field=DateTimeField(),
+    )
     rows = (
-        Receipt.objects.filter(
-            receipt_expires_at__gt=now, receipt_expires_at__lte=now + timedelta(days=days)
-        )
-        .annotate(day=TruncDate("receipt_expires_at"))
+        Receipt.objects.annotate(expires=expires)
+        .filter(expires__gt=now, expires__lte=now + timedelta(days=days))
+        .annotate(day=TruncDate("expires"))
         .values("day")
         .annotate(n=Count("id"))
     )

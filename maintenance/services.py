@@ -8,7 +8,8 @@ takes the rows away, and must never turn an expired id back into a fresh one. So
 
 * **A thread goes as one unit.** A question and its replies are removed together once
   every receipt in the thread has expired (a deleted entry's receipt counts from its
-  deletion). A reply younger than its question keeps the whole thread.
+  deletion: `deleted_at` plus the `deletion` policy in force at this purge, the rule
+  the deletion purge follows). A reply younger than its question keeps the whole thread.
 * **Tombstones in the same transaction.** Entries and receipts are deleted and one
   tombstone per receipt is written (16-byte identity digest, reason, expiry) in one
   transaction. A retry claims its identity and checks tombstones inside its own
@@ -52,7 +53,6 @@ from board.holds import thread_not_held_sql
 from board.models import Entry, HourlyCounter
 from maintenance.models import MaintenanceRun, RunLock
 from receipts import services as receipts
-from receipts.models import Receipt
 
 log = logging.getLogger(__name__)
 
@@ -168,11 +168,13 @@ def purge_expired_threads(
 ) -> PurgeResult:
     """Remove every thread whose receipts have all expired at `now`, leaving tombstones."""
     tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
+    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
     return run_batches(
         job="purge-expired-threads",
         keys=THREAD_KEYS,
         batch=lambda after: _threads_batch(
-            now=now, limit=batch_size, after=after, tombstone_retention=tombstone
+            now=now, limit=batch_size, after=after,
+            tombstone_retention=tombstone, deletion_retention=deletion,
         ),
         time_budget=_budget(time_budget),
         dry_run=dry_run,
@@ -180,7 +182,12 @@ def purge_expired_threads(
 
 
 def _threads_batch(
-    *, now: datetime, limit: int, after, tombstone_retention: timedelta
+    *,
+    now: datetime,
+    limit: int,
+    after,
+    tombstone_retention: timedelta,
+    deletion_retention: timedelta,
 ) -> Batch:
     # Not locked yet: the thread, not the receipt, is the unit two runs split. Locking
     # receipts here could leave a question's receipt to one run and its reply's to the
@@ -213,8 +220,11 @@ def _threads_batch(
     }
     thread_of = {thread: thread for thread in threads}
     thread_of.update(_entry_rows("id, parent_id", "parent_id", threads))
+    # A deleted entry's receipt is due by `deleted_at` and the deletion policy in force
+    # now, never by the expiry its delete stored (SPEC 8.2: no job removes it earlier).
     held, blocked = receipts.receipts_claim_for_results(
-        operation=POST_ENTRY, result_ids=thread_of.keys(), now=now
+        operation=POST_ENTRY, result_ids=thread_of.keys(), now=now,
+        deleted_before=now - deletion_retention,
     )
     in_thread: dict[int, list[receipts.ReceiptRow]] = defaultdict(list)
     for row in held:
@@ -233,7 +243,9 @@ def _threads_batch(
     gone_entries = [entry for entry, thread in thread_of.items() if thread in purgeable]
 
     tombstones = receipts.receipts_entomb(
-        receipts=gone_receipts, tombstone_retention=tombstone_retention
+        receipts=gone_receipts,
+        tombstone_retention=tombstone_retention,
+        deletion_retention=deletion_retention,
     )
     entries = receipts.delete_ids(Entry, gone_entries)
     counts = {
@@ -293,8 +305,9 @@ def purge_deletion_records(
     time_budget: timedelta | None = None,
     dry_run: bool = False,
 ) -> PurgeResult:
-    """Turn deleted entries' receipts past `SETTLE_DELETION_RETENTION` into tombstones
-    with reason `deleted`, and drop the textless entry rows nothing depends on."""
+    """Turn deleted entries' receipts whose `deleted_at` is older than the `deletion`
+    policy in force at this purge into tombstones with reason `deleted`, and drop the
+    textless entry rows nothing depends on."""
     tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
     return run_batches(
         job="purge-deletion-records",
@@ -317,13 +330,13 @@ def _deletions_batch(
         f"NOT EXISTS (SELECT 1 FROM {_ENTRIES} WHERE {entry} "
         f"AND NOT {thread_not_held_sql(thread)})"
     )
-    # And never before `deleted_at` plus the deletion policy in force now (SPEC 8.2): a
-    # lengthened policy keeps deletions made under the shorter one.
+    # Due at `deleted_at` plus the deletion policy in force now, whatever expiry the
+    # delete stored (SPEC 8.1, 8.2): a shortened policy acts at this purge, a lengthened
+    # one keeps deletions made under the shorter.
     deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
-    due = receipts.receipts_due(
-        operation=POST_ENTRY, now=now, limit=limit, after=after, state=Receipt.State.DELETED,
-        extra=f"{not_held} AND {receipts.RECEIPTS_TABLE}.deleted_at <= %s",
-        extra_params=(receipts.sql_moment(now - deletion),),
+    due = receipts.receipts_deleted_due(
+        operation=POST_ENTRY, now=now, deleted_before=now - deletion, limit=limit,
+        after=after, extra=not_held,
     )
     texts = _held_texts_blank(limit=limit)
     if not due:
@@ -338,7 +351,9 @@ def _deletions_batch(
         else:
             questions.add(entry)
 
-    tombstones = receipts.receipts_entomb(receipts=due, tombstone_retention=tombstone_retention)
+    tombstones = receipts.receipts_entomb(
+        receipts=due, tombstone_retention=tombstone_retention, deletion_retention=deletion
+    )
     removed = receipts.delete_ids(Entry, replies)
     # A deleted question's row goes too unless replies still hang on it (then the thread
     # purge takes it with them); so does a deleted question whose last reply just went.
@@ -361,7 +376,7 @@ def _deletions_batch(
     return Batch(
         counts=counts,
         more=len(due) == limit or texts == limit,
-        after=(due[-1].receipt_expires_at, due[-1].id),
+        after=(due[-1].deleted_at, due[-1].id),
     )
 
 

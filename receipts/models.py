@@ -48,6 +48,14 @@ class Receipt(models.Model):
             models.Index(fields=["request_id"], name="receipt_request_id"),
             models.Index(fields=["result_id"], name="receipt_result_id"),
             models.Index(fields=["receipt_expires_at"], name="receipt_expiry"),
+            # The deletion purge walks deleted receipts by `deleted_at` (the policy in
+            # force at each purge decides, not the expiry the delete stored); only
+            # deleted receipts have one, so the index stays small.
+            models.Index(
+                fields=["deleted_at", "id"],
+                name="receipt_deleted",
+                condition=models.Q(deleted_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

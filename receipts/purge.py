@@ -34,11 +34,13 @@ class ReceiptRow:
     request_id: uuid.UUID | None
     state: str
     result_id: int | None
-    # Whether the receipt had expired at the `now` the query was given (compared by the
-    # database), and its expiry as the database returned it, parsed only when needed:
-    # converting thousands of timestamps a batch was a large share of a purge's time.
+    # Whether the receipt was due at the `now` the query was given (compared by the
+    # database: see _due_sql), and its expiry and deletion moment as the database
+    # returned them, parsed only when needed: converting thousands of timestamps a batch
+    # was a large share of a purge's time.
     expired: bool
     expires_raw: object
+    deleted_raw: object = None
 
     @property
     def key(self) -> uuid.UUID:
@@ -47,6 +49,10 @@ class ReceiptRow:
     @property
     def receipt_expires_at(self) -> datetime:
         return _read_moment(self.expires_raw)
+
+    @property
+    def deleted_at(self) -> datetime | None:
+        return None if self.deleted_raw is None else _read_moment(self.deleted_raw)
 
 
 def sql_in(column: str, values: Collection) -> tuple[str, list]:
@@ -86,21 +92,42 @@ def _read_moment(value) -> datetime:
 _RECEIPTS = RECEIPTS_TABLE = Receipt._meta.db_table
 
 
+def _due_sql(*, now: datetime, deleted_before: datetime | None) -> tuple[str, list]:
+    """SQL true when a receipt is due for removal at `now`: a live one once its
+    `receipt_expires_at` has passed (fixed at the write: a promise); a deleted one, when
+    the caller gives `deleted_before` (now minus the `deletion` policy in force at this
+    purge), once its `deleted_at` is that old, whatever expiry the delete reckoned with
+    (SPEC 8.1: `deletion` applies at the next purge, shortened or lengthened)."""
+    if deleted_before is None:
+        return "receipt_expires_at <= %s", [sql_moment(now)]
+    return (
+        "CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %s ELSE deleted_at <= %s END",
+        [sql_moment(now), sql_moment(deleted_before)],
+    )
+
+
 def _receipt_rows(
-    where: str, params: list, *, now: datetime, tail: str = "", with_expiry: bool = True
+    where: str,
+    params: list,
+    *,
+    now: datetime,
+    deleted_before: datetime | None = None,
+    tail: str = "",
+    with_expiry: bool = True,
 ) -> list[ReceiptRow]:
     postgres = connection.vendor == "postgresql"
     # On PostgreSQL the tombstones are made in SQL from the receipt rows themselves
-    # (receipts_entomb), so the identity need not travel; the expiry only where asked.
+    # (receipts_entomb), so the identity need not travel; the moments only where asked.
     identity = "NULL, NULL, NULL" if postgres else "scope, operation, request_id"
-    expiry = "receipt_expires_at"
+    moments = "receipt_expires_at, deleted_at"
     if postgres:
-        expiry = "receipt_expires_at::text" if with_expiry else "NULL"
+        moments = "receipt_expires_at::text, deleted_at::text" if with_expiry else "NULL, NULL"
+    due, due_params = _due_sql(now=now, deleted_before=deleted_before)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, {identity}, state, result_id, {expiry}, receipt_expires_at <= %s "
+            f"SELECT id, {identity}, state, result_id, {moments}, {due} "
             f"FROM {_RECEIPTS} WHERE {where}{tail}",
-            [sql_moment(now), *params],
+            [*due_params, *params],
         )
         rows = cursor.fetchall()
     return [
@@ -113,7 +140,8 @@ def _receipt_rows(
             state=row[4],
             result_id=row[5],
             expires_raw=row[6],
-            expired=bool(row[7]),
+            deleted_raw=row[7],
+            expired=bool(row[8]),
         )
         for row in rows
     ]
@@ -130,8 +158,9 @@ def receipts_due(
     extra: str = "",
     extra_params: tuple = (),
 ) -> list[ReceiptRow]:
-    """Receipts expired at `now`, oldest expiry first; with `lock`, locked (PostgreSQL,
-    skipping rows another transaction holds).
+    """Receipts whose `receipt_expires_at` has passed at `now`, oldest expiry first; with
+    `lock`, locked (PostgreSQL, skipping rows another transaction holds). (A deleted
+    receipt's row says whether it is due by its deletion: see receipts_deleted_due.)
 
     `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
     past receipts it had to leave (a thread not yet wholly expired) instead of rereading
@@ -152,8 +181,44 @@ def receipts_due(
         moment, last_id = after
         where += " AND receipt_expires_at >= %s AND (receipt_expires_at > %s OR id > %s)"
         params += [sql_moment(moment), sql_moment(moment), last_id]
-    tail = f" ORDER BY receipt_expires_at, id LIMIT {int(limit)}"
+    # Qualified: a bare name in ORDER BY means the output column first, and on
+    # PostgreSQL that is the `::text` of _receipt_rows, which sorted every due row as
+    # text instead of walking the expiry index.
+    tail = f" ORDER BY {_RECEIPTS}.receipt_expires_at, {_RECEIPTS}.id LIMIT {int(limit)}"
     return _receipt_rows(where, params, now=now, tail=tail + (skip_locked() if lock else ""))
+
+
+def receipts_deleted_due(
+    *,
+    operation: str,
+    now: datetime,
+    deleted_before: datetime,
+    limit: int,
+    after: tuple[datetime, int] | None = None,
+    extra: str = "",
+    extra_params: tuple = (),
+) -> list[ReceiptRow]:
+    """Deleted receipts whose `deleted_at` is at or before `deleted_before` (now minus the
+    `deletion` policy in force at this purge), oldest deletion first, locked (PostgreSQL,
+    skipping rows another transaction holds).
+
+    By `deleted_at`, not by the expiry the delete stored: a policy shortened since then
+    acts at this purge, and one lengthened keeps the receipt (SPEC 8.2). `after` is the
+    last `(deleted_at, id)` the run looked at; `extra` as in receipts_due. Served by the
+    partial index receipt_deleted.
+    """
+    where = "operation = %s AND deleted_at IS NOT NULL AND deleted_at <= %s AND state = %s"
+    params: list = [operation, sql_moment(deleted_before), Receipt.State.DELETED.value]
+    if extra:
+        where += f" AND {extra}"
+        params += list(extra_params)
+    if after is not None:
+        moment, last_id = after
+        where += " AND deleted_at >= %s AND (deleted_at > %s OR id > %s)"
+        params += [sql_moment(moment), sql_moment(moment), last_id]
+    # Qualified, as in receipts_due.
+    tail = f" ORDER BY {_RECEIPTS}.deleted_at, {_RECEIPTS}.id LIMIT {int(limit)}{skip_locked()}"
+    return _receipt_rows(where, params, now=now, deleted_before=deleted_before, tail=tail)
 
 
 def receipts_for_results(
@@ -171,9 +236,10 @@ def receipts_for_results(
 
 
 def receipts_claim_for_results(
-    *, operation: str, result_ids: Collection[int], now: datetime
+    *, operation: str, result_ids: Collection[int], now: datetime, deleted_before: datetime
 ) -> tuple[list[ReceiptRow], set[int]]:
-    """Lock the receipts of these results (`expired` as of `now`).
+    """Lock the receipts of these results (`expired`: due at `now`, a deleted one by its
+    `deleted_at` against `deleted_before`, as in receipts_deleted_due).
 
     Returns the rows this transaction now holds, and the results with a receipt it could
     not lock: on PostgreSQL a receipt another transaction holds (a retry counting its
@@ -185,7 +251,8 @@ def receipts_claim_for_results(
     condition, params = sql_in("result_id", result_ids)
     where = f"operation = %s AND {condition}"
     held = _receipt_rows(
-        where, [operation, *params], now=now, tail=skip_locked(), with_expiry=False
+        where, [operation, *params], now=now, deleted_before=deleted_before,
+        tail=skip_locked(), with_expiry=False,
     )
     if connection.vendor != "postgresql":
         return held, set()
@@ -206,22 +273,34 @@ def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
     return _receipt_rows(condition, params, now=now, tail=skip_locked(), with_expiry=False)
 
 
-def receipts_entomb(*, receipts: Collection[ReceiptRow], tombstone_retention: timedelta) -> int:
+def receipts_entomb(
+    *,
+    receipts: Collection[ReceiptRow],
+    tombstone_retention: timedelta,
+    deletion_retention: timedelta,
+) -> int:
     """Replace receipts by tombstones; call inside the transaction that locked them.
 
-    One tombstone per identity: the 16-byte identity digest as key, the reason, and
-    `receipt_expires_at + tombstone_retention`. A stale tombstone of the same identity
-    (expired, not yet purged, then the id was used again) is overwritten.
+    One tombstone per identity: the 16-byte identity digest as key, the reason, and the
+    receipt's expiry plus `tombstone_retention` (SETTLE_TOMBSTONE_RETENTION: "from the
+    expiry of the receipt it replaced"). A deleted receipt expires at the later of the
+    expiry its delete stored and `deleted_at + deletion_retention` (the policy in force
+    at this purge): a policy lengthened since the delete must not leave a tombstone
+    that is already past its own expiry, and one shortened never shortens a tombstone.
+    A stale tombstone of the same identity (expired, not yet purged, then the id was
+    used again) is overwritten.
     """
     if not receipts:
         return 0
     if connection.vendor == "postgresql":
-        return _entomb_in_postgresql(receipts, tombstone_retention)
+        return _entomb_in_postgresql(receipts, tombstone_retention, deletion_retention)
     tombstones = {
         row.key: Tombstone(
             key=row.key,
             reason=_reason(row.state),
-            expires_at=tombstone_expiry_day(row.receipt_expires_at + tombstone_retention),
+            expires_at=tombstone_expiry_day(
+                _expiry(row, deletion_retention) + tombstone_retention
+            ),
         )
         for row in receipts
     }
@@ -242,11 +321,20 @@ def tombstone_expiry_day(moment: datetime) -> date:
     return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
 
 
+def _expiry(row: ReceiptRow, deletion_retention: timedelta) -> datetime:
+    expires = row.receipt_expires_at
+    if row.state != Receipt.State.DELETED or row.deleted_at is None:
+        return expires
+    return max(expires, row.deleted_at + deletion_retention)
+
+
 def _reason(state: str) -> int:
     return Tombstone.Reason.DELETED if state == Receipt.State.DELETED else Tombstone.Reason.EXPIRED
 
 
-def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta) -> int:
+def _entomb_in_postgresql(
+    receipts: Collection[ReceiptRow], retention: timedelta, deletion: timedelta
+) -> int:
     # One statement: the receipts are deleted and their tombstones made from what the
     # DELETE returns, the key computed as receipts.fingerprint.identity_key does it (the
     # first 16 bytes of sha256 of "scope NUL operation NUL request_id"). The tests check
@@ -256,7 +344,7 @@ def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta
             f"""
             WITH gone AS (
                 DELETE FROM {_RECEIPTS} WHERE id = ANY(%(ids)s::bigint[])
-                RETURNING scope, operation, request_id, state, receipt_expires_at
+                RETURNING scope, operation, request_id, state, receipt_expires_at, deleted_at
             )
             INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at)
             SELECT
@@ -266,8 +354,12 @@ def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta
                     || convert_to(request_id::text, 'UTF8')
                 ) FROM 1 FOR 16), 'hex')::uuid,
                 CASE WHEN state = %(deleted_state)s THEN %(deleted)s ELSE %(expired)s END,
-                -- rounded up to a midnight UTC (see Tombstone.expires_at)
-                ((receipt_expires_at + %(retention)s) AT TIME ZONE 'UTC'
+                -- the receipt's expiry (see _expiry) plus the retention, rounded up
+                -- to a midnight UTC (see Tombstone.expires_at)
+                ((CASE WHEN state = %(deleted_state)s AND deleted_at IS NOT NULL
+                    THEN GREATEST(receipt_expires_at, deleted_at + %(deletion)s)
+                    ELSE receipt_expires_at END
+                  + %(retention)s) AT TIME ZONE 'UTC'
                     + interval '1 day' - interval '1 microsecond')::date
             FROM gone
             ORDER BY 1
@@ -280,6 +372,7 @@ def _entomb_in_postgresql(receipts: Collection[ReceiptRow], retention: timedelta
                 "deleted": int(Tombstone.Reason.DELETED),
                 "expired": int(Tombstone.Reason.EXPIRED),
                 "retention": retention,
+                "deletion": deletion,
             },
         )
         return cursor.rowcount

@@ -56,6 +56,7 @@ from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-
     attempts_purge,
     delete_ids,
     receipts_claim_for_results,
+    receipts_deleted_due,
     receipts_due,
     receipts_entomb,
     receipts_for_results,

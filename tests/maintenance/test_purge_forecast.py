@@ -13,6 +13,7 @@ from django.utils import timezone
 from board.services import entry_delete
 from maintenance import forecast
 from maintenance.models import MaintenanceRun
+from moderation import services as moderation
 from tests.conftest import counts, question, reply
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")
@@ -115,3 +116,18 @@ def test_receipts_expiring_per_day_over_the_next_30_days(agent):
     assert len(days) == 31
     assert sum(n for _, n in days) == 4 and days[-1][1] == 4
     assert sum(n for _, n in forecast.receipts_expiring_by_day(now=timezone.now(), days=29)) == 0
+
+
+def test_a_deleted_receipt_expires_on_the_chart_by_the_deletion_policy_in_force(agent):
+    # given: one entry deleted now (the delete reckoned 30 days), then the policy cut to 3
+    entry_id = agent.post(question()).json()["id"]
+    now = timezone.now()
+    entry_delete(entry_id=entry_id, now=now)
+    moderation.retention_set(actor="test", policy="deletion", seconds=3 * 86400)
+
+    # when
+    days = forecast.receipts_expiring_by_day(now=now)
+
+    # then: it is counted on the day the purges will take it, three days on
+    assert sum(n for _, n in days) == 1
+    assert days[3][1] == 1

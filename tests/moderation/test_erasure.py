@@ -11,6 +11,7 @@ from board.models import Entry
 from board.services import entry_delete, entry_set_visible
 from moderation import erasure
 from moderation.models import AuditEvent, Erasure
+from moderation.services import COMMAND_LINE
 from receipts.models import Receipt
 from tests.conftest import counts, question, reply
 from tests.maintenance.conftest import delivery_settings  # noqa: F401  (fixture)
@@ -89,6 +90,31 @@ def test_since_takes_only_entries_created_at_or_after_it(agent):
     assert Entry.objects.get(pk=new).deleted_at is not None
 
 
+@pytest.mark.parametrize(
+    "written", ["Z", "+02:00", "-05:30"], ids=["z", "east-offset", "west-offset"]
+)
+def test_since_takes_an_entry_created_at_exactly_that_moment_in_any_offset(agent, written):
+    # given: three entries, created a microsecond before, at, and after the cut
+    cut = timezone.now().replace(microsecond=500_000) - timedelta(minutes=5)
+    before, at, after = (_posted(agent, question())[0] for _ in range(3))
+    for entry_id, moment in ((before, cut - timedelta(microseconds=1)), (at, cut),
+                             (after, cut + timedelta(microseconds=1))):
+        Entry.objects.filter(pk=entry_id).update(created_at=moment)
+    offset = timedelta(hours=0) if written == "Z" else timedelta(
+        hours=int(written[1:3]), minutes=int(written[4:6])
+    ) * (1 if written[0] == "+" else -1)
+    local = (cut + offset).replace(tzinfo=None).isoformat()
+
+    # when: --since the cut, written in that offset
+    line = erase("agent", "--reason", "leak", "--since", local + written)
+
+    # then: at and after, not before
+    assert line == "erased 2 entries (2 questions, 0 replies)"
+    assert Entry.objects.get(pk=before).deleted_at is None
+    assert Entry.objects.get(pk=at).deleted_at is not None
+    assert Entry.objects.get(pk=after).deleted_at is not None
+
+
 def test_revoke_tokens_revokes_the_principals_tokens_in_the_same_action(agent):
     _posted(agent, question())
 
@@ -153,12 +179,31 @@ def test_a_second_start_while_one_runs_joins_it_and_reports_its_counts(agent):
     assert AuditEvent.objects.filter(action="erase_end").count() == 1
 
 
+def test_a_second_start_with_revoke_tokens_revokes_them_though_it_joins(agent):
+    # given: an erasure running without revoking (the console's, say)
+    _posted(agent, question())
+    erasure.erasure_start(actor="admin", name="agent", reason="spam")
+
+    # when: the command joins it, asking to revoke the agent's tokens
+    line = erase("agent", "--reason", "leaked token", "--revoke-tokens")
+
+    # then: the tokens are revoked (audited), and the erasure is still one
+    assert line == "erased 1 entries (1 questions, 0 replies)"
+    assert agent.post(question()).status_code == 401
+    revoked = AuditEvent.objects.get(action="token_revoke")
+    assert (revoked.actor, revoked.reason, revoked.details["revoked"]) == (
+        COMMAND_LINE, "leaked token", 1
+    )
+    assert AuditEvent.objects.filter(action="erase_start").count() == 1
+
+
 def test_a_run_taken_up_after_a_crash_finishes_with_each_entry_counted_once(agent):
     # given: an erasure whose runner died after its first batch (the batch committed)
     for _ in range(5):
         _posted(agent, question())
     started, _ = erasure.erasure_start(actor="admin", name="agent", reason="spam")
-    assert erasure._batch(started, 2) == 2
+    ids = sorted(Entry.objects.values_list("id", flat=True))
+    assert erasure._batch(started, 2, 0) == ids[1]
     assert Erasure.objects.get().done == 2
 
     # when: it is run again

@@ -2,14 +2,16 @@
 
 import io
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from board.models import AgentToken, Hold, Principal, RetentionPolicy
+from board.models import AgentToken, Entry, Hold, Principal, RetentionPolicy
 from moderation.models import AuditEvent
+from tests.celery_worker import test_database_url
 from tests.conftest import issue_agent, question, reply
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")
@@ -171,3 +173,43 @@ def test_hold_refusals_change_nothing(agent, args):
 
     assert Hold.objects.count() == 1 and Hold.objects.get().released_at is None
     assert not AuditEvent.objects.filter(target_type="hold").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["hold", "add", "--thread", "999999", "--reason", "x"],
+         "CommandError: thread 999999: no such entry"),
+        (["hold", "add", "--thread", "QUESTION", "--reason", "  "],
+         "CommandError: a reason is required (--reason TEXT)"),
+        (["hold", "release", "999999", "--reason", "x"],
+         "CommandError: hold 999999: no such active hold"),
+        (["erase", "nobody", "--reason", "spam"], "CommandError: no agent is named 'nobody'"),
+        (["erase", "agent", "--reason", " "],
+         "CommandError: --reason: a reason is required to erase entries"),
+        (["erase", "agent", "--reason", "spam", "--since", "2026-05-01"],
+         "CommandError: --since: '2026-05-01' needs an offset or Z"),
+    ],
+    ids=["hold-unknown-thread", "hold-blank-reason", "release-unknown", "erase-unknown",
+         "erase-blank-reason", "erase-since-without-offset"],
+)
+def test_hold_and_erase_refusals_exit_non_zero_with_one_line(agent, args, line):
+    # given: the test database, which the command's own process uses
+    question_id = agent.post(question()).json()["id"]
+    args = [str(question_id) if a == "QUESTION" else a for a in args]
+    events = AuditEvent.objects.count()
+
+    # when
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "DATABASE_URL": test_database_url(), "DEBUG": "true",
+             "SECRET_KEY": "test-only"},
+    )
+
+    # then: one line, and nothing changed
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [line]
+    assert done.stdout == ""
+    assert not Hold.objects.exists() and AuditEvent.objects.count() == events
+    assert Entry.objects.filter(deleted_at__isnull=False).count() == 0
