@@ -70,9 +70,10 @@ MIDDLEWARE = [
     # Content-Security-Policy on every HTML answer (CONTENT_SECURITY_POLICY below).
     "board.serving.middleware.PagePolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above CommonMiddleware, so the 400 page for a disallowed Host carries it too.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Host validation (a disallowed Host is 400) and Content-Length, on every route.
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The agents' routes (/api/v1/ but its docs, /mcp) skip from here to MachineRoutesEnd:
     # a bearer-token API has no session, CSRF token, login or flash message.
     "board.serving.middleware.MachineRoutesMiddleware",

@@ -43,6 +43,11 @@ class _Internal(BoardError):
 
 
 _BY_STATUS = {400: BadRequest, 404: NotFound, 405: MethodNotAllowed, 500: _Internal}
+# Headers about the replaced answer's body (an HTML page's policy among them).
+_BODY_HEADERS = {
+    "content-type", "content-length", "content-encoding", "etag", "last-modified",
+    "content-security-policy", "content-security-policy-report-only",
+}
 
 
 class ApiErrorShapeMiddleware:
@@ -59,8 +64,11 @@ class ApiErrorShapeMiddleware:
         shaped = HttpResponse(
             json.dumps(answer.body), status=answer.status, content_type="application/json"
         )
-        if "Allow" in response:
-            shaped["Allow"] = response["Allow"]
+        # The headers the middleware below gave the answer replaced (nosniff, the frame
+        # rule, Referrer-Policy, Allow, ...) stay; what described its body goes with it.
+        for name, value in response.items():
+            if name.lower() not in _BODY_HEADERS:
+                shaped[name] = value
         for name, value in answer.headers.items():
             shaped[name] = value
         return shaped

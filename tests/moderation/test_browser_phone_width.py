@@ -6,9 +6,12 @@ Screenshots at 390 and 1280 px land in tests/artifacts/phone-*.png and desk-*.pn
 from datetime import timedelta
 
 import pytest
+from django.core.management.color import no_style
+from django.db import connection
 from django.utils import timezone
 
-from maintenance.models import Delivery, MaintenanceRun
+from board.models import Entry
+from maintenance.models import Delivery, DeliveryAttempt, MaintenanceRun
 from moderation import services as moderation
 from tests.chromium import ARTIFACTS
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)
@@ -52,17 +55,43 @@ width => [...document.querySelectorAll("button, a, input[type=submit]")]
 """
 
 
+def entries_numbered_from(first_id: int) -> None:
+    """Let the next entry's id be past `first_id`, as on a board that has run a while.
+
+    An entry with that id is stored the way an old one would be, and PostgreSQL's sequence
+    is moved past it (SQLite takes the largest id plus one by itself). Without this the
+    ids depend on the tests run before: PostgreSQL keeps counting across a whole run while
+    SQLite starts again at 1, which made the width of the deliveries table differ between
+    a run of this file and a full run."""
+    Entry.objects.create(
+        id=first_id, type="question", title="An old question", body="asked long ago",
+        actor_name="an-old-agent", submission_mode="autonomous", route="api", source="api",
+        created_at=timezone.now() - timedelta(days=3),
+    )
+    with connection.cursor() as cursor:
+        for statement in connection.ops.sequence_reset_sql(no_style(), [Entry]):
+            cursor.execute(statement)
+
+
 def filled(receiver, entry_ids):  # noqa: F811
-    """A token, audit events, a delivery whose outcome is unknown, a maintenance run."""
+    """A token, audit events, a delivery whose outcome is unknown, a maintenance run.
+
+    The delivery carries what a busy production board shows (a long endpoint name, an
+    entry id in the tens of millions, a send that took seconds), not what happens to be
+    left by earlier tests, so the page's width is the same in every run."""
     moderation.token_issue(actor="operator", name="phone-bot-with-a-long-name", hourly_limit=50)
     moderation.entry_hide(actor="operator", entry_id=entry_ids[0], reason="spam, a long reason")
     moderation.posting_pause(actor="operator", reason="checking the phone layout")
     moderation.posting_resume(actor="operator", reason="done checking")
-    crm = endpoint_for(receiver, name="crm")
+    crm = endpoint_for(receiver, name="customer_relationship_manager_production_eu_west")
     receiver.script.append(Behaviour(close=True))
+    entries_numbered_from(41_000_000)
     _, entry_id = posted(title="A question whose delivery was lost on the way")
+    assert entry_id > 41_000_000
     delivery = drive(Delivery.objects.get(entry_id=entry_id, endpoint=crm))
     assert delivery.state == "outcome_unknown"
+    # The receiver read the request for seconds before closing (timing decides it in a run).
+    DeliveryAttempt.objects.filter(delivery=delivery).update(duration_ms=12_345)
     now = timezone.now()
     MaintenanceRun.objects.create(
         job="purge-expired-threads",

@@ -114,3 +114,32 @@ def test_a_disallowed_host_is_still_refused_on_the_api(agent):
 
     assert response.status_code == 400
     assert "ALLOWED_HOSTS" in response.json()["error"]["message"]
+
+
+def test_a_reshaped_refusal_keeps_the_headers_of_every_api_answer(agent):
+    """What ApiErrorShapeMiddleware rewrites (Django's or ninja's own 405, the 400 for a
+    Host outside ALLOWED_HOSTS) keeps the headers SecurityMiddleware and the frame rule
+    gave the answer it replaces, like every other answer under /api/v1/."""
+    wrong = agent.client.put("/api/v1/entries", HTTP_AUTHORIZATION=f"Bearer {agent.token}")
+    foreign_host = agent.post(question(), HTTP_HOST="evil.example")
+
+    for response in (wrong, foreign_host):
+        assert response["Content-Type"] == "application/json"
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert response["X-Frame-Options"] == "DENY"
+        assert response["Referrer-Policy"] == "same-origin"
+        assert "Content-Security-Policy" not in response
+    assert wrong["Allow"] == "POST"
+
+
+@pytest.mark.parametrize("path", ["/threads/", "/mcp"])
+def test_the_error_page_for_a_disallowed_host_carries_the_frame_rule(client, path):
+    """SPEC 7.1: every HTML page, error pages too, sends X-Frame-Options: DENY beside its
+    policy; the 400 for a Host outside ALLOWED_HOSTS is answered before most middleware."""
+    response = client.get(path, HTTP_HOST="evil.example")
+
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
