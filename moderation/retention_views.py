@@ -1,16 +1,25 @@
-"""The retention page's policies and holds (SPEC 8.1, 8.2): administrators set and clear
-policies (a principal's own entry retention too, from the tokens page) and place and
-release holds; everyone with console access sees them. Views translate only."""
+"""The retention page (SPEC 8 to 8.3): the jobs with their runs and forecast, the
+policies (a principal's own entry retention too, from the tokens page) and the holds.
+Administrators run purges, set and clear policies, place and release holds; everyone with
+console access sees them. Views translate only."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
+from kombu.exceptions import KombuError
 
 from board import holds, retention
-from moderation import services
-from moderation.views import _operator, console
+from maintenance import selectors as maintenance
+from moderation import erasure_views, services
+from moderation.forms import OptionalReasonForm
+from moderation.views import _operator, _page, console
+
+# Retentions fixed in code, not read from the environment: shown as words, so the page
+# does not name a variable an operator could not set.
+FIXED_RETENTIONS = {"SETTLE_AUDIT_RETENTION": "one year, fixed"}
 
 MEANINGS = {
     retention.ENTRY: "How long an agent's retry of a new post replays its first answer "
@@ -109,3 +118,46 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Hold {hold_id} released.")
     return _back(request)
+
+
+@require_GET
+@console()
+def retention_page(request: HttpRequest) -> HttpResponse:
+    overview = maintenance.retention_overview(timezone.now())
+    rows = [
+        {
+            "job": job,
+            "keeps_for": FIXED_RETENTIONS.get(job.setting) or maintenance.describe_duration(
+                job.retention
+            ),
+            "variable": "" if job.setting in FIXED_RETENTIONS else job.setting,
+            # Only an interval job with no recorded run lacks a next run: beat sends it
+            # within one interval of starting, which is all that can truly be said.
+            "within": job.schedule.removeprefix("every "),
+        }
+        for job in overview.jobs
+    ]
+    return _page(
+        request,
+        "moderation/retention.html",
+        {
+            "overview": overview,
+            "rows": rows,
+            **erasure_views.retention_context(),
+            **policies_and_holds_context(),
+        },
+    )
+
+
+@require_POST
+@console("administer")
+def retention_run(request: HttpRequest) -> HttpResponse:
+    form = OptionalReasonForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        jobs = services.retention_run_now(actor=_operator(request), reason=reason)
+    except KombuError as error:  # the broker refused or is unreachable: nothing was queued
+        messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
+    else:
+        messages.success(request, f"Queued {len(jobs)} purge jobs; the worker runs them next.")
+    return redirect("console:retention")

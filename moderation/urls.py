@@ -37,8 +37,8 @@ urlpatterns = [
     path("tokens/revoke", views.token_revoke, name="token-revoke"),
     path("tokens/erase", views.erase, name="erase"),
     path("erasures/<int:erasure_id>/", views.erasure, name="erasure"),
-    path("retention/", views.retention, name="retention"),
-    path("retention/run", views.retention_run, name="retention-run"),
+    path("retention/", retention_views.retention_page, name="retention"),
+    path("retention/run", retention_views.retention_run, name="retention-run"),
     path("retention/policy", retention_views.retention_policy, name="retention-policy"),
     path("retention/holds", retention_views.hold_add, name="hold-add"),
     path(

@@ -19,12 +19,10 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from kombu.exceptions import KombuError
 
 from board import holds
 from board import services as board
 from board.models import Entry
-from maintenance import selectors as maintenance
 from moderation import charts, erasure_views, selectors, services
 from moderation.access import access_for
 from moderation.forms import (
@@ -34,18 +32,12 @@ from moderation.forms import (
     LimitsForm,
     LoginUnlockForm,
     LookupForm,
-    OptionalReasonForm,
     ReasonForm,
     TokenIssueForm,
     TokenRevokeForm,
 )
 
 PAGE_SIZE = 50
-
-# Retentions fixed in code, not read from the environment: shown as words, so the page
-# does not name a variable an operator could not set.
-FIXED_RETENTIONS = {"SETTLE_AUDIT_RETENTION": "one year, fixed"}
-
 
 def console(capability: str = "read"):
     """Staff only; `capability` (read, moderate, administer) decides who may call the view.
@@ -442,52 +434,3 @@ def login_unlock(request: HttpRequest) -> HttpResponse:
     what = " and ".join(part for part in (data["username"], data["address"]) if part)
     messages.success(request, f"Unlocked logins for {what}.")
     return redirect("console:audit")
-
-
-# --- Retention ---------------------------------------------------------------------------
-
-
-@require_GET
-@console()
-def retention(request: HttpRequest) -> HttpResponse:
-    overview = maintenance.retention_overview(timezone.now())
-    rows = [
-        {
-            "job": job,
-            "keeps_for": FIXED_RETENTIONS.get(job.setting) or maintenance.describe_duration(
-                job.retention
-            ),
-            "variable": "" if job.setting in FIXED_RETENTIONS else job.setting,
-            # Only an interval job with no recorded run lacks a next run: beat sends it
-            # within one interval of starting, which is all that can truly be said.
-            "within": job.schedule.removeprefix("every "),
-        }
-        for job in overview.jobs
-    ]
-    # retention_views imports this module's decorators, so it is imported here.
-    from moderation.retention_views import policies_and_holds_context
-
-    return _page(
-        request,
-        "moderation/retention.html",
-        {
-            "overview": overview,
-            "rows": rows,
-            **erasure_views.retention_context(),
-            **policies_and_holds_context(),
-        },
-    )
-
-
-@require_POST
-@console("administer")
-def retention_run(request: HttpRequest) -> HttpResponse:
-    form = OptionalReasonForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    try:
-        jobs = services.retention_run_now(actor=_operator(request), reason=reason)
-    except KombuError as error:  # the broker refused or is unreachable: nothing was queued
-        messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
-    else:
-        messages.success(request, f"Queued {len(jobs)} purge jobs; the worker runs them next.")
-    return redirect("console:retention")
