@@ -37,19 +37,20 @@ REMOVED_KEY = {
 JOBS = list(REMOVED_KEY)
 
 
-def _purges() -> dict[str, Callable[..., services.PurgeResult]]:
-    # The audit log's purge is the moderation app's; imported here, late, to keep the
-    # apps' import order one way (moderation imports maintenance).
-    from moderation.services import audit_purge
+# Each purge by its beat job's name. The audit log's purge is the moderation app's, which
+# registers it when it loads (moderation/apps.py), so maintenance never imports moderation.
+PURGES: dict[str, Callable[..., services.PurgeResult]] = {
+    "purge-expired-threads": services.purge_expired_threads,
+    "purge-deletion-records": services.purge_deletion_records,
+    "purge-tombstones": services.purge_tombstones,
+    "purge-attempts": services.purge_attempts,
+    "purge-deliveries": services.purge_deliveries,
+}
 
-    return {
-        "purge-expired-threads": services.purge_expired_threads,
-        "purge-deletion-records": services.purge_deletion_records,
-        "purge-tombstones": services.purge_tombstones,
-        "purge-attempts": services.purge_attempts,
-        "purge-audit-events": audit_purge,
-        "purge-deliveries": services.purge_deliveries,
-    }
+
+def purge_register(*, job: str, purge: Callable[..., services.PurgeResult]) -> None:
+    """Count another app's purge in the forecast under its beat job's name."""
+    PURGES[job] = purge
 
 
 def removed_count(*, job: str, counts: dict[str, int]) -> int:
@@ -83,13 +84,12 @@ def purge_forecast(*, now: datetime) -> dict[str, dict]:
 
 
 def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
-    purges = _purges()
     counts = {}
     with transaction.atomic():
         if lift_holds:
             Hold.objects.filter(released_at__isnull=True).update(released_at=now)
         for job in services.purge_jobs():
-            result = purges[job](
+            result = PURGES[job](
                 now=now,
                 batch_size=settings.SETTLE_PURGE_BATCH_SIZE,
                 # No time budget cuts the count short: it covers everything due.
