@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from django.db import connection
 
 from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
-from receipts.services import receipt_seen_sql
-from receipts.statements import no_flush_wait
+from board.writer_turn import turn_take
+from receipts.models import Receipt
+from receipts.statements import RECEIPT_SEEN_SQL, no_flush_wait
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
@@ -91,69 +92,6 @@ class Taken:
     seen: bool
 
 
-def counters_take(
-    *,
-    source: str,
-    source_limit: int,
-    overall: str,
-    overall_limit: int,
-    hour: datetime,
-    seen_sql: tuple[str, list],
-) -> Taken:
-    """Count one attempt for `source` and, unless the identity already has a receipt
-    (`seen_sql`, folded in), take one from the overall counter: conditional upserts, so
-    no process can push a count past its limit, and a refused take is not counted.
-
-    The overall take is provisional (the caller gives it back when no entry is made):
-    taken here, in its own short statement, it is never held across the entry's commit.
-    A request whose receipt is already committed cannot make an entry, so it takes none.
-    Replaces two upserts (each its own commit) and the claim's replay read on PostgreSQL.
-    """
-    seen_condition, seen_params = seen_sql
-    hour_param = connection.ops.adapt_datetimefield_value(hour)
-    limit_case = f"CASE WHEN c.source = %s THEN {int(overall_limit)} ELSE {int(source_limit)} END"
-    upsert = f" {_counted_within(limit_case)} RETURNING source"
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"""
-                WITH {no_flush_wait()}, seen AS (SELECT {seen_condition} AS seen),
-                counted AS (
-                    INSERT INTO {_COUNTERS} AS c (source, hour, count)
-                    SELECT wanted.source, %s, 1
-                    FROM (VALUES (%s, {int(source_limit)}), (%s, {int(overall_limit)}))
-                        AS wanted (source, lim), seen
-                    WHERE wanted.lim > 0 AND (wanted.source = %s OR NOT seen.seen)
-                    {upsert}
-                )
-                SELECT seen.seen, array(SELECT source FROM counted)
-                FROM seen CROSS JOIN quiet
-                """,
-                [*seen_params, hour_param, source, overall, source, overall],
-            )
-            seen, counted = cursor.fetchone()
-        else:
-            cursor.execute(f"SELECT {seen_condition}", seen_params)
-            seen = bool(cursor.fetchone()[0])
-            wanted = [(source, source_limit)] + ([] if seen else [(overall, overall_limit)])
-            wanted = [(name, limit) for name, limit in wanted if limit > 0]
-            counted = []
-            if wanted:
-                rows = ", ".join(["(%s)"] * len(wanted))
-                # `WHERE true`: SQLite's parser needs it before ON CONFLICT after a SELECT.
-                cursor.execute(
-                    f"INSERT INTO {_COUNTERS} AS c (source, hour, count) "
-                    f"SELECT column1, %s, 1 FROM (VALUES {rows}) WHERE true{upsert}",
-                    [hour_param, *[name for name, _ in wanted], overall],
-                )
-                counted = [row[0] for row in cursor.fetchall()]
-    return Taken(
-        source=source in counted,
-        overall=None if seen else overall in counted,
-        seen=bool(seen),
-    )
-
-
 @dataclass(frozen=True)
 class Admitted:
     """What `posting_admit_count` read, and what it counted."""
@@ -176,37 +114,37 @@ def posting_admit_count(
     operation: str,
     request_id: uuid.UUID,
 ) -> Admitted:
-    """`posting_read` and `counters_take` in ONE statement, for a post whose caller is
-    known only by the token it presented (PostgreSQL only: SQLite cannot return what an
-    INSERT did not write, and its round trips cost no network).
+    """Step 1's token read and step 2's count for a post, with step 5's overall take made
+    provisionally unless the identity already has a committed receipt (then no entry can
+    be made, so it takes none): ONE statement on PostgreSQL, two on SQLite (which cannot
+    return what an INSERT did not write, and whose round trips cost no network).
 
-    The statement decides what the board's services decide in Python for a known
-    caller, and must agree with them (tests/board/test_limits.py runs on both engines):
-    the source is the principal's key, else the address (`Caller.source`); the scope
-    the principal's key, else the anonymous one (`Caller.scope`); the source limit the
-    principal's, else the console's, else the environment's (`source_hourly_limit`).
-    A caller that step 1 refuses (an unknown or revoked token, or no token where
-    anonymous posting is off) is counted against its address under the console's limit,
-    and takes nothing from the overall counter; the caller raises the refusal.
-    Replaces two round trips with one, on every post over HTTP (measured in the note of
-    issue 8: a replay was three statements, now two).
+    The statement decides in SQL what board/callers.py and board/limits.py say in Python
+    (tests/board/test_rules.py compares them on generated input): the source is the
+    principal's key, else the address (`Caller.source`); the scope the principal's key,
+    else the anonymous one (`Caller.scope`); the source limit the principal's, else the
+    console's, else the environment's (`limits.source_hourly_limit`). A caller that step
+    1 refuses (an unknown or revoked token, or no token where anonymous posting is off)
+    is counted against its address under the console's limit, and takes nothing from the
+    overall counter; the caller raises the refusal.
+
+    The overall take is provisional (board.limits.overall_take gives it back when no
+    entry is made): taken here, in its own short statement, it is never held across the
+    entry's commit. Replaces two ORM reads and two upserts, each its own commit, and the
+    claim's replay read (measured in the note of issue 8: a replay was three statements,
+    now two).
     """
-    seen_condition, seen_params = receipt_seen_sql(
-        operation=operation,
-        request_id=request_id,
-        scope_sql="COALESCE(principal_key, %s)",
-        scope_params=[anonymous_scope],
-    )
+    seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
+    seen_params = [
+        anonymous_scope, operation,
+        Receipt._meta.get_field("request_id").get_db_prep_value(request_id, connection),
+    ]
     anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
-    within_limit = _counted_within(
-        "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
-        "ELSE caller.overall_limit END FROM caller)"
-    )
-    sql = f"""
-        WITH {no_flush_wait()}, presented AS (
+    caller_cte = f"""presented AS (
             SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
                 t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
-                pr.hourly_limit, pr.entry_retention, %s::text || pr.id AS principal_key
+                pr.hourly_limit, pr.entry_retention,
+                CAST(%s AS text) || pr.id AS principal_key
             FROM (SELECT 1 AS one) AS anchor
             LEFT JOIN {_POLICY} p ON p.id = 1
             LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
@@ -221,31 +159,54 @@ def posting_admit_count(
                 (principal_key IS NOT NULL OR {anonymous}) AS admitted,
                 {seen_condition} AS seen
             FROM presented
-        ),
-        counted AS (
-            INSERT INTO {_COUNTERS} AS c (source, hour, count)
-            SELECT wanted.source, %s, 1
-            FROM caller, LATERAL (VALUES (caller.source, caller.source_limit),
-                (%s, caller.overall_limit)) AS wanted (source, lim)
-            WHERE wanted.lim > 0
-                AND (wanted.source = caller.source OR (caller.admitted AND NOT caller.seen))
-            {within_limit}
-            RETURNING c.source
-        )
-        SELECT paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id,
-            last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source,
-            array(SELECT source FROM counted)
-        FROM caller CROSS JOIN quiet
-    """
-    params = [
-        Principal.KEY_PREFIX, token_hash, address_source, *seen_params,
-        connection.ops.adapt_datetimefield_value(hour), overall,
-    ]
+        )"""
+    caller_params = [Principal.KEY_PREFIX, token_hash, address_source, *seen_params]
+    columns = (
+        "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
+        "last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source"
+    )
+    hour_param = connection.ops.adapt_datetimefield_value(hour)
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+        if connection.vendor == "postgresql":
+            within_limit = _counted_within(
+                "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
+                "ELSE caller.overall_limit END FROM caller)"
+            )
+            cursor.execute(
+                f"""
+                WITH {no_flush_wait()}, {caller_cte},
+                counted AS (
+                    INSERT INTO {_COUNTERS} AS c (source, hour, count)
+                    SELECT wanted.source, %s, 1
+                    FROM caller, LATERAL (VALUES (caller.source, caller.source_limit),
+                        (%s, caller.overall_limit)) AS wanted (source, lim)
+                    WHERE wanted.lim > 0 AND (wanted.source = caller.source
+                        OR (caller.admitted AND NOT caller.seen))
+                    {within_limit}
+                    RETURNING c.source
+                )
+                SELECT {columns}, array(SELECT source FROM counted)
+                FROM caller CROSS JOIN quiet
+                """,
+                [*caller_params, hour_param, overall],
+            )
+            row = cursor.fetchone()
+            counted = row[12]
+        else:
+            cursor.execute(
+                f"WITH {caller_cte} SELECT {columns}, source_limit, overall_limit, admitted "
+                f"FROM caller",
+                caller_params,
+            )
+            row = cursor.fetchone()
+            turn_take()  # the caller is read: the post's writes begin here
+            source, source_limit, overall_limit, admitted = row[11:15]
+            wanted = [(source, source_limit)]
+            if admitted and not row[10]:
+                wanted.append((overall, overall_limit))
+            counted = _counted_sqlite(cursor, wanted, hour_param)
     policy, token = _policy_and_token(row)
-    seen, source, counted = bool(row[10]), row[11], row[12]
+    seen, source = bool(row[10]), row[11]
     return Admitted(
         policy=policy,
         token=token,
@@ -255,6 +216,23 @@ def posting_admit_count(
             seen=seen,
         ),
     )
+
+
+def _counted_sqlite(cursor, wanted: list[tuple[str, int]], hour_param) -> list:
+    """The counters of `wanted` (source, limit) that took one more, in one upsert."""
+    wanted = [(name, int(limit)) for name, limit in wanted if limit > 0]
+    if not wanted:
+        return []
+    names = [name for name, _ in wanted]
+    limit_case = "CASE c.source " + " ".join(f"WHEN %s THEN {limit}" for _, limit in wanted)
+    # `WHERE true`: SQLite's parser needs it before ON CONFLICT after a SELECT.
+    cursor.execute(
+        f"INSERT INTO {_COUNTERS} AS c (source, hour, count) "
+        f"SELECT column1, %s, 1 FROM (VALUES {', '.join(['(%s)'] * len(wanted))}) "
+        f"WHERE true {_counted_within(limit_case + ' END')} RETURNING source",
+        [hour_param, *names, *names],
+    )
+    return [row[0] for row in cursor.fetchall()]
 
 
 def _counted_within(limit_sql: str) -> str:

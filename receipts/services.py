@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NoReturn
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model
@@ -48,7 +49,8 @@ from receipts.exceptions import (
     RequestExpired,
     RequestInProgress,
 )
-from receipts.fingerprint import differing_fields, identity_key
+from receipts.faults import fault_answer, sqlstate
+from receipts.fingerprint import differing_fields, field_digests, identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-exported)
     RECEIPTS_TABLE,
@@ -68,9 +70,6 @@ from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-
 )
 
 log = logging.getLogger(__name__)
-
-LOCK_NOT_AVAILABLE = "55P03"
-
 
 @dataclass(frozen=True)
 class Identity:
@@ -116,131 +115,154 @@ class Companion:
 
 @dataclass(frozen=True)
 class Effect:
-    """The one row a write creates, as field values. Handed to the engine so that on
-    PostgreSQL it is written in the same statement as the receipt's bookkeeping.
-    `companions` is asked for only when the row is made (never for a replay)."""
+    """The one row a write creates, as field values, and its companions' rows. Handed to
+    the engine so that on PostgreSQL all are written in the same statement as the
+    receipt's bookkeeping."""
 
     model: type[Model]
     values: Mapping[str, object]
-    companions: Callable[[], Sequence[Companion]] | None = None
+    companions: Sequence[Companion] = ()
 
 
 class _ClaimLost(Exception):
-    """The identity has a committed receipt: leave the claim's transaction and replay."""
+    """The identity has a committed receipt: leave the claim's transaction."""
 
 
-def receipt_execute(
+@dataclass(frozen=True)
+class _Asked:
+    """One call of a write: who asks for what, by which route, when."""
+
+    identity: Identity
+    content: Mapping[str, object]
+    route: str
+    now: datetime
+
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        return field_digests(self.content)
+
+
+def receipt_replay(
     *,
     identity: Identity,
-    digests: Mapping[str, str],
+    content: Mapping[str, object],
+    route: str,
+    now: datetime,
+    model: type[Model],
+    after_lost_claim: bool = False,
+) -> Settled | None:
+    """Answer a request whose receipt is committed (step 1 of the module note); None when
+    it is gone (purged). After a lost claim the receipt was committed a moment ago, so a
+    receipt gone since is answered by its tombstone (`410`), never None.
+
+    Raises the verdict (deleted, expired, conflict), logged with the attempt.
+    """
+    asked = _Asked(identity, content, route, now)
+    settled = _replay(asked, model)
+    if settled is None and after_lost_claim:
+        # Purged between the claim and this read: the tombstone says what it was.
+        verdict = _tombstone_verdict(identity, now) or RequestExpired()
+        _record_attempt(asked, verdict)
+        raise verdict
+    return settled
+
+
+def receipt_claim(
+    *,
+    identity: Identity,
+    content: Mapping[str, object],
     route: str,
     now: datetime,
     retention: timedelta,
-    effect: Effect | None = None,
-    perform: Callable[[], Model] | None = None,
-    load: Callable[[int], Model | None] | None = None,
-    before: Callable[[], None] | None = None,
-    after: Callable[[Model], None] | None = None,
-    seen: bool = False,
-) -> Settled:
-    """Make the effect at most once for `identity`; answer a repeat with the first result.
-
-    The effect is an `Effect` row (its model also loads it for a replay) or `perform`,
-    any callable returning a saved model (then `load` finds it again by id). `before`
-    runs inside the claim's transaction before the effect and may refuse (the caller's
-    checks that come after step 3); `after` runs with the new effect in the same
-    transaction. `seen`: the caller saw a committed receipt for this identity.
+    model: type[Model],
+) -> "Claim | None":
+    """Claim `identity` in a new transaction (step 2 of the module note): a `Claim` to
+    refuse or fulfil inside `with claim:`, or None when the identity already has a
+    committed receipt (the transaction is rolled back: replay it). A claim that waited
+    past its bound for another attempt raises RequestInProgress; a fault, `not_committed`.
     """
-    model = effect.model if effect is not None else None
-    if seen:
-        settled = _replay(identity, digests, route, now, model=model, load=load)
-        if settled is not None:
-            return settled
-    committing = False
-    engine = statements.for_connection()
-    result_id_sql = engine.result_id_at_claim(model) if effect is not None else None
+    asked = _Asked(identity, content, route, now)
+    atomic = transaction.atomic()
     try:
-        with transaction.atomic():
-            receipt = _claim(identity, digests, route, now, now + retention, result_id_sql)
+        atomic.__enter__()
+        try:
+            receipt = _claim(asked, now + retention, model)
             if receipt is None:
                 raise _ClaimLost()
-            if before is not None:
-                try:
-                    before()
-                except Exception:
-                    # A tombstone is step 3 of the contract; the caller's refusals come
-                    # after it, so it answers first.
-                    _refuse_if_tombstoned(identity, now)
-                    raise
-            if effect is not None:
-                result = engine.create_effect(identity, receipt, effect, route, now)
-            else:
-                _refuse_if_tombstoned(identity, now)
-                result = perform()
-                receipt.result_id = result.pk
-                Receipt.objects.filter(pk=receipt.pk).update(result_id=result.pk)
-                _attempt(identity, route, now, None, receipt).save()
-            receipt.result_id = result.pk
-            if after is not None:
-                after(result)
-            committing = True
+        except BaseException as error:
+            atomic.__exit__(type(error), error, error.__traceback__)  # ROLLBACK
+            raise
     except _ClaimLost:
-        settled = _replay(identity, digests, route, now, model=model, load=load)
-        if settled is None:  # purged between the claim and this read: the tombstone says
-            verdict = _tombstone_verdict(identity, now) or RequestExpired()
-            _record_attempt(identity, route, now, verdict)
-            raise verdict from None
-        return settled
-    except ReceiptError as error:
-        _record_attempt(identity, route, now, error)
-        raise
+        return None
     except DatabaseError as error:
-        outcome = OutcomeUnavailable.UNKNOWN if committing else OutcomeUnavailable.NOT_COMMITTED
-        log.warning(
-            "write for %s failed with %s (sqlstate %s); outcome %s",
-            identity.operation,
-            type(error).__name__,
-            _sqlstate(error),
-            outcome,
+        answer = fault_answer(error, on_identity=True, what=f"claim for {identity.operation}")
+        _record_attempt(asked, answer)
+        raise answer from None
+    return Claim(asked, receipt, atomic)
+
+
+class Claim:
+    """A claimed identity inside its transaction, which `with claim:` ends: committed
+    when the block ends normally, rolled back when it raises. The write is then either
+    refused (`refuse`) or made (`fulfil`); every refusal and fault is logged with the
+    attempt after the rollback, and a fault is answered through receipts.faults."""
+
+    def __init__(self, asked: _Asked, receipt: Receipt, atomic: transaction.Atomic) -> None:
+        self._asked = asked
+        self._atomic = atomic
+        self.receipt = receipt
+
+    def refuse(self, error: Exception) -> NoReturn:
+        """Refuse with the caller's check that comes after step 3; a tombstone is step 3
+        of the contract, so it answers first."""
+        _refuse_if_tombstoned(self._asked.identity, self._asked.now)
+        raise error
+
+    def fulfil(self, effect: Effect) -> tuple[Model, list[list]]:
+        """Make the effect (refused by a tombstone) and record it on the receipt; the
+        new row, and for each companion the `returning` values of the rows it wrote."""
+        asked = self._asked
+        result, returned = statements.for_connection().create_effect(
+            asked.identity, self.receipt, effect, asked.route, asked.now
         )
-        _record_attempt(identity, route, now, OutcomeUnavailable(outcome=outcome))
-        raise OutcomeUnavailable(outcome=outcome) from None
-    except Exception as refusal:
-        _record_attempt(identity, route, now, refusal)
-        raise
-    return Settled(receipt=receipt, result=result, replayed=False)
+        self.receipt.result_id = result.pk
+        return result, returned
+
+    def __enter__(self) -> "Claim":
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if error is None:
+            try:
+                self._atomic.__exit__(None, None, None)  # COMMIT
+            except DatabaseError as fault:
+                answer = fault_answer(
+                    fault, committing=True, what=f"write for {self._asked.identity.operation}"
+                )
+                _record_attempt(self._asked, answer)
+                raise answer from None
+            return False
+        self._atomic.__exit__(kind, error, traceback)  # ROLLBACK
+        if isinstance(error, DatabaseError):
+            answer = fault_answer(error, what=f"write for {self._asked.identity.operation}")
+            _record_attempt(self._asked, answer)
+            raise answer from None
+        if isinstance(error, Exception):
+            _record_attempt(self._asked, error)
+        return False
 
 
-def receipt_seen_sql(
-    *, operation: str, request_id: uuid.UUID, scope_sql: str = "%s", scope_params: list
-) -> tuple[str, list]:
-    """`EXISTS (...)`: whether an identity has a committed receipt, as SQL a caller may
-    fold into a statement of its own (the board's rate-limit counters do). `scope_sql`
-    is the scope as an SQL expression, for a statement that learns the caller itself."""
-    return (
-        f"EXISTS (SELECT 1 FROM {_RECEIPTS} WHERE scope = {scope_sql} AND operation = %s "
-        f"AND request_id = %s)",
-        [*scope_params, operation, _uuid_param(request_id)],
-    )
-
-
-def _claim(
-    identity: Identity,
-    digests: Mapping[str, str],
-    route: str,
-    now: datetime,
-    expires_at: datetime,
-    result_id_sql: str | None = None,
-) -> Receipt | None:
+def _claim(asked: _Asked, expires_at: datetime, model: type[Model]) -> Receipt | None:
     """Insert the receipt; None when the identity already has one (committed by now).
-    `result_id_sql` reserves the effect's id with the claim (the engine's choice)."""
+    The engine may reserve the effect's id with the claim (`result_id_at_claim`)."""
+    identity, now = asked.identity, asked.now
     receipt = Receipt(
         scope=identity.scope,
         operation=identity.operation,
         request_id=identity.request_id,
-        digests=dict(digests),
+        digests=dict(asked.digests),
         state=Receipt.State.SUCCEEDED,
-        first_route=route,
+        first_route=asked.route,
         attempts=1,
         first_seen_at=now,
         last_seen_at=now,
@@ -251,17 +273,13 @@ def _claim(
     moment = connection.ops.adapt_datetimefield_value
     params = [
         identity.scope, identity.operation, _uuid_param(identity.request_id),
-        json.dumps(dict(digests)), Receipt.State.SUCCEEDED.value, route, 1,
+        json.dumps(dict(asked.digests)), Receipt.State.SUCCEEDED.value, asked.route, 1,
         moment(now), moment(now), moment(expires_at),
     ]
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(_claim_sql(result_id_sql, _claim_bound()), params)
-            row = cursor.fetchone()
-    except DatabaseError as error:
-        if _sqlstate(error) == LOCK_NOT_AVAILABLE:
-            raise RequestInProgress() from None
-        raise
+    engine = statements.for_connection()
+    with connection.cursor() as cursor:
+        cursor.execute(_claim_sql(engine.result_id_at_claim(model), engine.claim_bound()), params)
+        row = cursor.fetchone()
     if row is None:
         return None
     receipt.id, receipt.result_id = row
@@ -278,10 +296,6 @@ _CLAIM_FIELDS = {
         "first_seen_at", "last_seen_at", "receipt_expires_at",
     )
 }
-
-
-def _claim_bound() -> str | None:
-    return statements.wait_bound() if connection.vendor == "postgresql" else None
 
 
 @functools.cache
@@ -319,42 +333,31 @@ def _uuid_param(value: uuid.UUID):
 # --- Replays ------------------------------------------------------------------------------
 
 
-def _replay(
-    identity: Identity,
-    digests: Mapping[str, str],
-    route: str,
-    now: datetime,
-    *,
-    model: type[Model] | None,
-    load: Callable[[int], Model | None] | None,
-) -> Settled | None:
+def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
     """Answer a request whose receipt is committed; None when it is gone (purged).
 
-    Raises the verdict (deleted, expired, conflict) after logging it with the attempt.
+    Raises the verdict (deleted, expired, conflict); the statement logged the attempt.
     """
+    identity, digests, now = asked.identity, asked.digests, asked.now
     try:
         found = statements.for_connection().replay(
-            identity, digests, route, now, model, lambda receipt: _verdict(receipt, digests, now)
+            identity, digests, asked.route, now, model,
+            lambda receipt: _verdict(receipt, digests, now),
         )
     except DatabaseError as error:
-        if _sqlstate(error) == LOCK_NOT_AVAILABLE:
-            # A delete, a purge or another retry has held this receipt past the bound.
-            _record_attempt(identity, route, now, RequestInProgress())
-            raise RequestInProgress() from None
-        log.warning("replay for %s failed with %s (sqlstate %s)", identity.operation,
-                    type(error).__name__, _sqlstate(error))
         # Only the attempt count may have changed; the entry was saved long before.
-        raise OutcomeUnavailable(outcome=OutcomeUnavailable.NOT_COMMITTED) from None
+        answer = fault_answer(error, on_identity=True, what=f"replay for {identity.operation}")
+        if isinstance(answer, RequestInProgress):
+            # A delete, a purge or another retry has held this receipt past the bound.
+            _record_attempt(asked, answer)
+        raise answer from None
     if found is None:
         return None
     receipt, result = found
     if result is None and receipt.result_id is not None:
         # Not in the replay's own snapshot (never expected: the receipt was committed
         # with its effect before that statement began); read it again to be sure.
-        if load is not None:
-            result = load(receipt.result_id)
-        elif model is not None:
-            result = model._default_manager.filter(pk=receipt.result_id).first()
+        result = model._default_manager.filter(pk=receipt.result_id).first()
     verdict = _verdict(receipt, digests, now)
     if verdict is None and result is None:
         # An effect goes without its receipt only in a purge, past expiry.
@@ -405,35 +408,26 @@ _OUTCOMES = {
 }
 
 
-def _attempt(
-    identity: Identity,
-    route: str,
-    now: datetime,
-    error: Exception | None,
-    receipt: Receipt | None = None,
-    *,
-    replayed: bool = False,
-) -> Attempt:
-    if error is None:
-        outcome = Attempt.Outcome.REPLAYED if replayed else Attempt.Outcome.CREATED
-    else:
-        outcome = _OUTCOMES.get(type(error), Attempt.Outcome.REFUSED)
-    detail = "" if error is None else str(getattr(error, "code", type(error).__name__))
-    return Attempt(
-        identity=identity.key,
-        receipt_id=receipt.pk if receipt else None,
-        route=route,
-        outcome=outcome,
-        detail=detail[:32],
-        created_at=now,
+def _record_attempt(asked: _Asked, error: Exception) -> None:
+    """Log a call whose transaction rolled back; a failed log never changes the answer."""
+    outcome = _OUTCOMES.get(type(error), Attempt.Outcome.REFUSED)
+    _save_attempt(
+        Attempt(
+            identity=asked.identity.key,
+            receipt_id=None,
+            route=asked.route,
+            outcome=outcome,
+            detail=attempt_detail(error),
+            created_at=asked.now,
+        )
     )
 
 
-def _record_attempt(
-    identity: Identity, route: str, now: datetime, error: Exception
-) -> None:
-    """Log a call whose transaction rolled back; a failed log never changes the answer."""
-    _save_attempt(_attempt(identity, route, now, error))
+def attempt_detail(error: Exception | None) -> str:
+    """What the attempt log says of a call's answer: the refusal's code, cut to the
+    column. The statements write it again in SQL for replays (receipts/statements.py);
+    tests/receipts/test_rules.py compares them."""
+    return "" if error is None else str(getattr(error, "code", type(error).__name__))[:32]
 
 
 def attempt_record(
@@ -462,7 +456,7 @@ def _save_attempt(attempt: Attempt) -> None:
     try:
         attempt.save()
     except DatabaseError as error:
-        log.warning("attempt log write failed with sqlstate %s", _sqlstate(error))
+        log.warning("attempt log write failed with sqlstate %s", sqlstate(error))
 
 
 def receipt_lookup(*, identity: Identity) -> Receipt | None:
@@ -482,8 +476,3 @@ def receipt_mark_deleted(
     return Receipt.objects.filter(operation=operation, result_id__in=result_ids).update(
         state=Receipt.State.DELETED, deleted_at=now, receipt_expires_at=now + retention
     )
-
-
-def _sqlstate(error: BaseException) -> str | None:
-    cause = error.__cause__ or error
-    return getattr(cause, "sqlstate", None) or getattr(cause, "sqlite_errorname", None)

@@ -43,6 +43,20 @@ def tombstone_error(reason: int) -> ReceiptError:
     return RequestExpired()
 
 
+# `EXISTS (...)`: whether an identity has a committed receipt, as SQL a caller folds into
+# a statement of its own (the board's admission does). Its parameters: the scope (where
+# `{scope}` is, an SQL expression for a statement that learns the caller itself), the
+# operation, the request id (as the field prepares it: `request_id_param`).
+RECEIPT_SEEN_SQL = (
+    f"EXISTS (SELECT 1 FROM {_RECEIPTS} WHERE scope = {{scope}} AND operation = %s "
+    f"AND request_id = %s)"
+)
+
+
+def request_id_param(request_id):
+    return _uuid(Receipt, "request_id", request_id)
+
+
 def no_flush_wait() -> str:
     """A CTE, `quiet`, that lets the (auto)commit of the statement holding it return
     without waiting for the WAL flush (PostgreSQL; the statement must read `quiet`).
@@ -156,6 +170,11 @@ class PostgreSQL:
         return receipt, result
 
     @staticmethod
+    def claim_bound() -> str:
+        # The claim SELECTs its row from this, so its wait is bounded (`wait_bound`).
+        return wait_bound()
+
+    @staticmethod
     def result_id_at_claim(model) -> str:
         """The effect's id, drawn from its table's sequence by the claim itself, so the
         receipt is written once with its result_id. Setting it afterwards was an UPDATE
@@ -175,7 +194,7 @@ class PostgreSQL:
         # statements, and one more a companion.
         model = effect.model
         names = tuple(effect.values)
-        companions = tuple(effect.companions()) if effect.companions else ()
+        companions = effect.companions
         params = [
             identity.key, now.astimezone(UTC).date(), receipt.result_id,
             *_adapted(effect.values[name] for name in names),
@@ -189,9 +208,7 @@ class PostgreSQL:
             made, reason, *returned = cursor.fetchone()
         if made is None:
             raise tombstone_error(reason)
-        for companion, values in zip(companions, returned, strict=True):
-            companion.made(list(values))
-        return model(pk=made, **effect.values)
+        return model(pk=made, **effect.values), [list(values) for values in returned]
 
     @staticmethod
     @functools.cache
@@ -235,6 +252,10 @@ class SQLite:
     building of statements and instances did (a replay made 5,800 Python calls through
     the ORM, against 1,150 for the whole no-database ceiling request). Its immediate
     transaction already serializes everything."""
+
+    @staticmethod
+    def claim_bound() -> None:
+        return None  # its immediate transaction and busy timeout bound the wait
 
     @staticmethod
     def result_id_at_claim(model) -> None:
@@ -284,7 +305,8 @@ class SQLite:
             cursor.execute(f"UPDATE {_RECEIPTS} SET result_id = %s WHERE id = %s",
                            [made, receipt.pk])
             _log_attempt(cursor, identity, receipt.pk, route, Attempt.Outcome.CREATED, now)
-            for companion in effect.companions() if effect.companions else ():
+            returned = []
+            for companion in effect.companions:
                 cursor.execute(
                     f"INSERT INTO {companion.table} ({', '.join(companion.columns)}, "
                     f"{companion.link}) SELECT companion.*, %s "
@@ -292,8 +314,8 @@ class SQLite:
                     f"RETURNING {companion.returning}",
                     [made, *companion.params],
                 )
-                companion.made([row[0] for row in cursor.fetchall()])
-        return model(pk=made, **effect.values)
+                returned.append([row[0] for row in cursor.fetchall()])
+        return model(pk=made, **effect.values), returned
 
 
 def _log_attempt(cursor, identity, receipt_id, route, outcome, now) -> None:

@@ -24,7 +24,7 @@ RETENTION = timedelta(days=30)
 
 
 def post(token, payload, now):
-    return board.entry_post_received(
+    return board.entry_post(
         token=token, address="127.0.0.1", body=payload, route="api", now=now
     )
 

@@ -31,7 +31,7 @@ def _entries_of(name: str, n: int) -> None:
     parent = None
     for i in range(n):
         payload = question() if i % 10 == 0 else reply(parent)
-        board.entry_post_received(token=token, address="127.0.0.1", body=payload, route="api")
+        board.entry_post(token=token, address="127.0.0.1", body=payload, route="api")
         if i % 10 == 0:
             parent = Entry.objects.latest("id").pk
 
