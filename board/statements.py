@@ -28,7 +28,8 @@ from django.db import connection
 from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
 from board.writer_turn import turn_take
 from receipts.models import Receipt
-from receipts.statements import RECEIPT_SEEN_SQL, no_flush_wait
+from receipts.sql.postgresql import no_flush_wait
+from receipts.statements import RECEIPT_SEEN_SQL
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table

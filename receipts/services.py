@@ -12,7 +12,7 @@ How a write runs (SPEC 5.1 step 3 and 7):
    by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique constraint is the
    lock: on PostgreSQL a second transaction with the same identity waits inside that
    INSERT until the first commits or rolls back (bounded by `lock_timeout`, which the
-   claim statement itself sets for its transaction: `statements.wait_bound`); on
+   claim statement itself sets for its transaction: `sql.postgresql.wait_bound`); on
    SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. A claim that
    finds a committed receipt rolls back and replays (step 1).
 3. A request that won the claim checks for a tombstone in a statement *after* the claim,
@@ -40,7 +40,7 @@ from typing import NoReturn
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model
 
-from receipts import statements
+from receipts import sql, statements
 from receipts.exceptions import (
     OutcomeUnavailable,
     ReceiptError,
@@ -222,7 +222,7 @@ class Claim:
         """Make the effect (refused by a tombstone) and record it on the receipt; the
         new row, and for each companion the `returning` values of the rows it wrote."""
         asked = self._asked
-        result, returned = statements.for_connection().create_effect(
+        result, returned = sql.for_connection().create_effect(
             asked.identity, self.receipt, effect, asked.route, asked.now
         )
         self.receipt.result_id = result.pk
@@ -276,54 +276,13 @@ def _claim(asked: _Asked, expires_at: datetime, model: type[Model]) -> Receipt |
         json.dumps(dict(asked.digests)), Receipt.State.SUCCEEDED.value, asked.route, 1,
         moment(now), moment(now), moment(expires_at),
     ]
-    engine = statements.for_connection()
     with connection.cursor() as cursor:
-        cursor.execute(_claim_sql(engine.result_id_at_claim(model), engine.claim_bound()), params)
+        cursor.execute(sql.for_connection().claim_sql(model), params)
         row = cursor.fetchone()
     if row is None:
         return None
     receipt.id, receipt.result_id = row
     return receipt
-
-
-_RECEIPTS = Receipt._meta.db_table
-_ATTEMPTS = Attempt._meta.db_table
-# In the order of the parameters _claim passes.
-_CLAIM_FIELDS = {
-    name: Receipt._meta.get_field(name)
-    for name in (
-        "scope", "operation", "request_id", "digests", "state", "first_route", "attempts",
-        "first_seen_at", "last_seen_at", "receipt_expires_at",
-    )
-}
-
-
-@functools.cache
-def _claim_sql(result_id_sql: str | None, bound: str | None = None) -> str:
-    # Built once; it used to be assembled (fields, quoting) on every request.
-    columns = [f.column for f in _CLAIM_FIELDS.values()]
-    conflict = "ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id"
-    if bound is None:  # SQLite: its immediate transaction and busy timeout bound the wait
-        values = ["%s"] * len(_CLAIM_FIELDS)
-        return (
-            f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) VALUES ({', '.join(values)}) "
-            f"{conflict}"
-        )
-    # PostgreSQL: the row is SELECTed from `bound`, so the wait bound is set for the
-    # transaction before the INSERT can wait on another claim (statements.wait_bound).
-    # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
-    # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
-    values = [
-        f"CAST(%s AS {'text' if f.get_internal_type() == 'CharField' else f.db_type(connection)})"
-        for f in _CLAIM_FIELDS.values()
-    ]
-    if result_id_sql is not None:
-        columns.append("result_id")
-        values.append(result_id_sql)
-    return (
-        f"INSERT INTO {_RECEIPTS} ({', '.join(columns)}) SELECT {', '.join(values)} "
-        f"FROM (SELECT {bound}) AS bound {conflict}"
-    )
 
 
 def _uuid_param(value: uuid.UUID):
@@ -340,7 +299,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
     """
     identity, digests, now = asked.identity, asked.digests, asked.now
     try:
-        found = statements.for_connection().replay(
+        found = sql.for_connection().replay(
             identity, digests, asked.route, now, model,
             lambda receipt: _verdict(receipt, digests, now),
         )
@@ -370,7 +329,8 @@ def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content can no longer be compared, and the answer must not change at purge time.
-    # Kept in step with statements.PostgreSQL._OUTCOME_SQL, which logs the same verdict.
+    # Written again in SQL (receipts/sql/postgresql.py OUTCOME_SQL), which logs the same
+    # verdict in the replay's statement; tests/receipts/test_rules.py compares the two.
     if receipt.state == Receipt.State.DELETED:
         return RequestDeleted()
     if now >= receipt.receipt_expires_at:
@@ -425,7 +385,7 @@ def _record_attempt(asked: _Asked, error: Exception) -> None:
 
 def attempt_detail(error: Exception | None) -> str:
     """What the attempt log says of a call's answer: the refusal's code, cut to the
-    column. The statements write it again in SQL for replays (receipts/statements.py);
+    column. Written again in SQL for replays (receipts/sql/postgresql.py DETAIL_SQL);
     tests/receipts/test_rules.py compares them."""
     return "" if error is None else str(getattr(error, "code", type(error).__name__))[:32]
 
