@@ -10,11 +10,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
-from board import callers, holds, limits, retention, signals, statements
+from board import callers, holds, limits, retention, signals, sql, statements
 from board.callers import Caller
 from board.exceptions import (
     BoardError,
@@ -29,7 +29,6 @@ from board.schemas import (
     parse_entry_request,
     parse_json_object,
 )
-from board.writer_turn import writer_turn
 from receipts import services as receipts
 from receipts.models import Attempt, Receipt
 
@@ -158,7 +157,7 @@ def entry_post(
     except BoardError:
         callers.post_refusal_count(token=token, address=address, now=now)
         raise
-    with writer_turn():
+    with sql.for_connection().writer_turn():
         # Step 1's token check and step 2's count, in one statement with step 5's take.
         admitted = callers.post_admit(
             token=token, address=address, operation=POST_ENTRY,
@@ -286,17 +285,7 @@ def _question_public_locked(question_id: int) -> bool:
     expiry could fail its foreign key at COMMIT, an `unknown` outcome. SQLite needs
     nothing: its write transactions already exclude each other.
     """
-    if connection.vendor != "postgresql":
-        return Entry.objects.filter(
-            pk=question_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
-        ).exists()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
-            f"AND visible AND deleted_at IS NULL FOR KEY SHARE",
-            [question_id, Entry.Type.QUESTION.value],
-        )
-        return cursor.fetchone() is not None
+    return sql.for_connection().question_public_locked(question_id)
 
 
 def request_id_new() -> uuid.UUID:
@@ -362,8 +351,7 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
     now = now or timezone.now()
     with transaction.atomic():
         live = Entry.objects.filter(pk__in=entry_ids, deleted_at__isnull=True)
-        if connection.vendor == "postgresql":
-            live = live.select_for_update()
+        live = sql.for_connection().live_entries_locked(live)
         rows = list(live.values_list("id", "type"))
         ids = [entry_id for entry_id, _ in rows]
         if not ids:

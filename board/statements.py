@@ -25,16 +25,15 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
-from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
-from board.writer_turn import turn_take
+from board import sql
+from board.models import AgentToken, PostingPolicy, Principal
+from board.sql.common import COUNTERS, counted_within
 from receipts.models import Receipt
-from receipts.sql.postgresql import no_flush_wait
 from receipts.statements import RECEIPT_SEEN_SQL
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
 _PRINCIPALS = Principal._meta.db_table
-_COUNTERS = HourlyCounter._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -102,6 +101,49 @@ class Admitted:
     taken: Taken
 
 
+def caller_sql(
+    *,
+    token_hash: str | None,
+    address_source: str,
+    anonymous_allowed: bool,
+    anonymous_scope: str,
+    source_default_limit: int,
+    overall_default_limit: int,
+    operation: str,
+    request_id: uuid.UUID,
+) -> tuple[str, list]:
+    """Two CTEs, `presented` and `caller`: the policy and the token as read, then who the
+    caller is in SQL (source, source_limit, overall_limit, admitted, seen), the rules of
+    `Caller.source`, `Caller.scope`, `limits.source_hourly_limit` and step 1's check."""
+    seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
+    anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
+    cte = f"""presented AS (
+            SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
+                t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
+                pr.hourly_limit, pr.entry_retention,
+                CAST(%s AS text) || pr.id AS principal_key
+            FROM (SELECT 1 AS one) AS anchor
+            LEFT JOIN {_POLICY} p ON p.id = 1
+            LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
+            LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
+        ),
+        caller AS (
+            SELECT presented.*,
+                COALESCE(principal_key, %s) AS source,
+                COALESCE(hourly_limit, source_hourly_limit, {int(source_default_limit)})
+                    AS source_limit,
+                COALESCE(overall_hourly_limit, {int(overall_default_limit)}) AS overall_limit,
+                (principal_key IS NOT NULL OR {anonymous}) AS admitted,
+                {seen_condition} AS seen
+            FROM presented
+        )"""
+    params = [
+        Principal.KEY_PREFIX, token_hash, address_source, anonymous_scope, operation,
+        Receipt._meta.get_field("request_id").get_db_prep_value(request_id, connection),
+    ]
+    return cte, params
+
+
 def posting_admit_count(
     *,
     token_hash: str | None,
@@ -135,77 +177,21 @@ def posting_admit_count(
     claim's replay read (measured in the note of issue 8: a replay was three statements,
     now two).
     """
-    seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
-    seen_params = [
-        anonymous_scope, operation,
-        Receipt._meta.get_field("request_id").get_db_prep_value(request_id, connection),
-    ]
-    anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
-    caller_cte = f"""presented AS (
-            SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-                t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
-                pr.hourly_limit, pr.entry_retention,
-                CAST(%s AS text) || pr.id AS principal_key
-            FROM (SELECT 1 AS one) AS anchor
-            LEFT JOIN {_POLICY} p ON p.id = 1
-            LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
-            LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
-        ),
-        caller AS (
-            SELECT presented.*,
-                COALESCE(principal_key, %s) AS source,
-                COALESCE(hourly_limit, source_hourly_limit, {int(source_default_limit)})
-                    AS source_limit,
-                COALESCE(overall_hourly_limit, {int(overall_default_limit)}) AS overall_limit,
-                (principal_key IS NOT NULL OR {anonymous}) AS admitted,
-                {seen_condition} AS seen
-            FROM presented
-        )"""
-    caller_params = [Principal.KEY_PREFIX, token_hash, address_source, *seen_params]
-    columns = (
-        "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
-        "last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source"
+    caller_cte, caller_params = caller_sql(
+        token_hash=token_hash,
+        address_source=address_source,
+        anonymous_allowed=anonymous_allowed,
+        anonymous_scope=anonymous_scope,
+        source_default_limit=source_default_limit,
+        overall_default_limit=overall_default_limit,
+        operation=operation,
+        request_id=request_id,
     )
-    hour_param = connection.ops.adapt_datetimefield_value(hour)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            within_limit = _counted_within(
-                "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
-                "ELSE caller.overall_limit END FROM caller)"
-            )
-            cursor.execute(
-                f"""
-                WITH {no_flush_wait()}, {caller_cte},
-                counted AS (
-                    INSERT INTO {_COUNTERS} AS c (source, hour, count)
-                    SELECT wanted.source, %s, 1
-                    FROM caller, LATERAL (VALUES (caller.source, caller.source_limit),
-                        (%s, caller.overall_limit)) AS wanted (source, lim)
-                    WHERE wanted.lim > 0 AND (wanted.source = caller.source
-                        OR (caller.admitted AND NOT caller.seen))
-                    {within_limit}
-                    RETURNING c.source
-                )
-                SELECT {columns}, array(SELECT source FROM counted)
-                FROM caller CROSS JOIN quiet
-                """,
-                [*caller_params, hour_param, overall],
-            )
-            row = cursor.fetchone()
-            counted = row[12]
-        else:
-            cursor.execute(
-                f"WITH {caller_cte} SELECT {columns}, source_limit, overall_limit, admitted "
-                f"FROM caller",
-                caller_params,
-            )
-            row = cursor.fetchone()
-            turn_take()  # the caller is read: the post's writes begin here
-            source, source_limit, overall_limit, admitted = row[11:15]
-            wanted = [(source, source_limit)]
-            if admitted and not row[10]:
-                wanted.append((overall, overall_limit))
-            counted = _counted_sqlite(cursor, wanted, hour_param)
+        row, counted = sql.for_connection().admit_count(
+            cursor, caller_cte, caller_params,
+            connection.ops.adapt_datetimefield_value(hour), overall,
+        )
     policy, token = _policy_and_token(row)
     seen, source = bool(row[10]), row[11]
     return Admitted(
@@ -219,40 +205,14 @@ def posting_admit_count(
     )
 
 
-def _counted_sqlite(cursor, wanted: list[tuple[str, int]], hour_param) -> list:
-    """The counters of `wanted` (source, limit) that took one more, in one upsert."""
-    wanted = [(name, int(limit)) for name, limit in wanted if limit > 0]
-    if not wanted:
-        return []
-    names = [name for name, _ in wanted]
-    limit_case = "CASE c.source " + " ".join(f"WHEN %s THEN {limit}" for _, limit in wanted)
-    # `WHERE true`: SQLite's parser needs it before ON CONFLICT after a SELECT.
-    cursor.execute(
-        f"INSERT INTO {_COUNTERS} AS c (source, hour, count) "
-        f"SELECT column1, %s, 1 FROM (VALUES {', '.join(['(%s)'] * len(wanted))}) "
-        f"WHERE true {_counted_within(limit_case + ' END')} RETURNING source",
-        [hour_param, *names, *names],
-    )
-    return [row[0] for row in cursor.fetchall()]
-
-
-def _counted_within(limit_sql: str) -> str:
-    """The conditional upsert every counter write ends with (the table aliased `c`): one
-    more, unless the count has reached `limit_sql`; a refused take is not counted."""
-    return (
-        f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
-        f"WHERE c.count < {limit_sql}"
-    )
-
-
 def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     """Count one for `source` this hour unless that would pass `limit` (one upsert)."""
     if limit <= 0:
         return False
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
-            f"{_counted_within('%s')} RETURNING count",
+            f"INSERT INTO {COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
+            f"{counted_within('%s')} RETURNING count",
             [source, connection.ops.adapt_datetimefield_value(hour), limit],
         )
         return cursor.fetchone() is not None
@@ -262,7 +222,7 @@ def counter_give_back(*, source: str, hour: datetime) -> None:
     """Return a provisional take; its own short statement, like the take."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {_COUNTERS} SET count = count - 1 "
+            f"UPDATE {COUNTERS} SET count = count - 1 "
             f"WHERE source = %s AND hour = %s AND count > 0",
             [source, connection.ops.adapt_datetimefield_value(hour)],
         )

@@ -68,8 +68,6 @@ def turn_take() -> None:
 
 
 def _descriptor() -> int | None:
-    if connection.vendor != "sqlite":
-        return None
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file:"):
         return None

@@ -68,12 +68,19 @@ def uuid_param(model, name, value):
     return uuid_field(model, name, value)
 
 
+def outcome_detail(outcome: str) -> str:
+    """The attempt log's `detail` of an outcome: empty for a success, else its code.
+    The same rule as receipts.services.attempt_detail and, in SQL, the replay's
+    DETAIL_SQL (receipts/sql/postgresql.py); tests/receipts/test_rules.py compares them."""
+    return "" if outcome in ("replayed", "created") else str(outcome)[:32]
+
+
 def log_attempt(cursor, identity, receipt_id, route, outcome, now) -> None:
     cursor.execute(
         f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at) "
         f"VALUES (%s, %s, %s, %s, %s, %s)",
         [uuid_field(Attempt, "identity", identity.key), receipt_id, route, str(outcome),
-         "" if outcome in ("replayed", "created") else str(outcome), moment(now)],
+         outcome_detail(outcome), moment(now)],
     )
 
 
