@@ -2,8 +2,9 @@
 
 How a write runs (SPEC 5.1 step 3 and 7):
 
-1. A retry of a request whose receipt the caller has already seen committed (`seen`, a
-   look the caller folded into one of its own statements) is answered by `_replay`: ONE
+1. A retry of a request whose receipt the caller has already seen committed (a look the
+   caller folds into one of its own statements: `statements.RECEIPT_SEEN_SQL`) is
+   answered by `receipt_replay`: ONE
    statement locks the receipt (`UPDATE ... RETURNING`, so it waits for an operator's
    delete or a purge that holds it, and reads the receipt as they left it), counts the
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
@@ -13,19 +14,24 @@ How a write runs (SPEC 5.1 step 3 and 7):
    lock: on PostgreSQL a second transaction with the same identity waits inside that
    INSERT until the first commits or rolls back (bounded by `lock_timeout`, which the
    claim statement itself sets for its transaction: `sql.postgresql.wait_bound`); on
-   SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. A claim that
-   finds a committed receipt rolls back and replays (step 1).
+   SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. `receipt_claim`
+   returns the `Claim`, or None for a committed receipt: rolled back, the caller
+   replays (step 1).
 3. A request that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
    commits first, the retry sees one of the two and answers `410`, never a second effect.
-4. The effect is made and the receipt records it; both commit together. Given as an
-   `Effect` (one row), the tombstone check, the row, the receipt's `result_id` and the
-   attempt log are ONE statement on PostgreSQL. Anything raised rolls the claim back: the
-   request never began and a later retry is judged afresh.
+   `Claim.refuse(error)` makes this check before it raises the caller's refusal.
+4. `Claim.fulfil(effect)` makes the effect and the receipt records it; both commit
+   together when `with claim:` ends. Given as an `Effect` (one row and its companions'),
+   the tombstone check, the rows, the receipt's `result_id` and the attempt log are ONE
+   statement on PostgreSQL. Anything raised rolls the claim back: the request never
+   began and a later retry is judged afresh. No code of the caller runs inside the
+   engine: the caller's checks run in its own `with claim:` block.
 
-Faults are told truthfully: an error before COMMIT was sent means nothing was saved
-(`not_committed`); an error from COMMIT itself means we cannot tell (`unknown`).
+Faults are told truthfully (receipts/faults.py, the one translation): an error before
+COMMIT was sent means nothing was saved (`not_committed`); an error from COMMIT itself
+means we cannot tell (`unknown`). The statements are per engine: receipts/sql/.
 """
 
 import functools
@@ -96,8 +102,9 @@ class Companion:
     """Rows another app writes with an effect, linked to it by the effect's id:
     `INSERT INTO table (columns..., link) SELECT <rows_sql's columns>, <the new id>`.
     On PostgreSQL they are written in the effect's own statement (a round trip fewer on
-    every post that has them); on SQLite in a statement right after it. `made` is called
-    inside the transaction with the `returning` column of the rows written."""
+    every post that has them); on SQLite in a statement right after it. The caller calls
+    `made`, inside the transaction, with the `returning` column of the rows written
+    (`Claim.fulfil` returns them); the engine never does."""
 
     table: str
     columns: tuple[str, ...]
