@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from board import selectors, services
-from board.callers import Caller, client_address
+from board.callers import Caller, bearer_token, caller_authenticate, client_address
 from board.exceptions import (
     Answer,
     BoardError,
@@ -66,7 +66,7 @@ def base_url(request: HttpRequest) -> str:
 
 
 def request_token(request: HttpRequest) -> str | None:
-    return services.bearer_token(request.headers.get("Authorization"))
+    return bearer_token(request.headers.get("Authorization"))
 
 
 def request_address(request: HttpRequest) -> str:
@@ -77,7 +77,7 @@ def request_address(request: HttpRequest) -> str:
 
 def request_caller(request: HttpRequest) -> Caller:
     """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
-    return services.caller_authenticate(
+    return caller_authenticate(
         token=request_token(request), address=request_address(request)
     )
 
@@ -123,11 +123,10 @@ def parse_entry_id(raw: str) -> int:
 @answers
 def entry_post_answer(
     *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,
-    route: str, base: str, admission: services.Admission | None = None,
+    route: str, base: str,
 ) -> Answer:
-    posted = services.entry_post_received(
-        token=token, address=address, body=body, header_key=header_key, route=route,
-        admission=admission,
+    posted = services.entry_post(
+        token=token, address=address, body=body, header_key=header_key, route=route
     )
     answer = entry_object(posted.entry, posted.receipt, replayed=posted.replayed, base_url=base)
     headers = {"Location": f"/api/v1/operations/{posted.receipt.request_id}"}

@@ -1,17 +1,24 @@
-"""Who is calling: the idempotency scope and the rate-limit source (SPEC 4).
+"""Who is calling: the idempotency scope and the rate-limit source (SPEC 4), and a
+post's admission (SPEC 5.1 step 1, counted as step 2 asks).
 
 Both are decided here, on the server, from the token and the peer address; nothing the
 client writes in a body chooses them.
 """
 
 import functools
+import hashlib
 import ipaddress
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.db import DatabaseError
 
-from board.models import Principal
+from board import limits, statements
+from board.exceptions import Unauthorized
+from board.models import PostingPolicy, Principal
+from receipts.faults import fault_answer, nothing_saved_if_failed
 
 ANONYMOUS_SCOPE = "anonymous"
 
@@ -71,3 +78,125 @@ def _is_trusted(address: str, trusted: list) -> bool:
     except ValueError:
         return False
     return any(parsed in network for network in trusted)
+
+
+# --- Admission ---------------------------------------------------------------------------
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer ...` header; anything else is no token."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return authorization  # present but unusable: refused as an unknown token
+    return token.strip()
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Who is calling and the posting policy as the call arrived: one read (the MCP
+    transport reads both once for every tool)."""
+
+    caller: Caller
+    policy: PostingPolicy
+
+
+def caller_admit(*, token: str | None, address: str) -> Admission:
+    """The caller and the posting policy, in one statement; an unknown or revoked token
+    raises Unauthorized. Reads never write: a token's last use is recorded only by a
+    write that succeeded."""
+    policy, found = statements.posting_read(None if token is None else token_hash(token))
+    caller = _caller_of(found, token, address)
+    if caller is None:
+        raise Unauthorized()
+    return Admission(caller=caller, policy=policy)
+
+
+def caller_authenticate(*, token: str | None, address: str) -> Caller:
+    """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
+    A call without a token needs no database (POST /request-ids answers with none)."""
+    if token is None:
+        return Caller(principal=None, address_source=address_source(address))
+    return caller_admit(token=token, address=address).caller
+
+
+@dataclass(frozen=True)
+class PostAdmission:
+    """A post let in by step 1 and counted by step 2: who posts, the policy as the call
+    arrived, and what its count took (`statements.Taken`)."""
+
+    caller: Caller
+    policy: PostingPolicy
+    taken: statements.Taken
+
+
+def post_admit(
+    *, token: str | None, address: str, operation: str, request_id: uuid.UUID, now: datetime
+) -> PostAdmission:
+    """Step 1's token check and step 2's count, one statement on PostgreSQL (see
+    `statements.posting_admit_count`): a caller step 1 refuses is counted against its
+    address, then refused with Unauthorized. A fault here saved nothing."""
+    try:
+        admitted = statements.posting_admit_count(
+            token_hash=None if token is None else token_hash(token),
+            address_source=address_source(address),
+            anonymous_allowed=settings.SETTLE_ALLOW_ANONYMOUS,
+            anonymous_scope=ANONYMOUS_SCOPE,
+            source_default_limit=settings.SETTLE_SOURCE_HOURLY_LIMIT,
+            overall=limits.OVERALL_SOURCE,
+            overall_default_limit=settings.SETTLE_OVERALL_HOURLY_LIMIT,
+            hour=limits.hour_of(now),
+            operation=operation,
+            request_id=request_id,
+        )
+    except DatabaseError as error:
+        raise fault_answer(error, what="post before its claim") from None
+    caller = _caller_checked(_caller_of(admitted.token, token, address))
+    return PostAdmission(caller=caller, policy=admitted.policy, taken=admitted.taken)
+
+
+def post_refusal_count(*, token: str | None, address: str, now: datetime) -> None:
+    """Step 1 refused a post's shape: the token is judged first (a bad one is `401`
+    whatever the body), and the refusal writes nothing but its count, against the
+    client's address."""
+    with nothing_saved_if_failed():
+        policy, found = statements.posting_read(None if token is None else token_hash(token))
+    try:
+        _caller_checked(_caller_of(found, token, address))
+    finally:
+        with nothing_saved_if_failed():
+            limits.counter_take(
+                source=address_source(address),
+                limit=limits.source_hourly_limit(None, policy),
+                now=now,
+            )
+
+
+def _caller_of(
+    found: statements.TokenRow | None, token: str | None, address: str
+) -> Caller | None:
+    """The caller a read token row stands for; None for a token that was not found."""
+    source = address_source(address)
+    if found is None:
+        return None if token is not None else Caller(principal=None, address_source=source)
+    return Caller(
+        principal=found.principal,
+        address_source=source,
+        token_id=found.id,
+        token_used_at=found.last_used_at,
+    )
+
+
+def _caller_checked(caller: Caller | None) -> Caller:
+    """Step 1's token check: an unknown or revoked token, or none where anonymous posting
+    is off, is refused."""
+    if caller is None:
+        raise Unauthorized()
+    if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
+        raise Unauthorized("posting needs a bearer token on this server")
+    return caller

@@ -100,6 +100,21 @@ class PostingPaused(BoardError):
 
 ServiceError = BoardError | ReceiptError
 
+# The engine's answers by code (receipts/exceptions.py carries no HTTP): SPEC 5's statuses.
+RECEIPT_STATUS = {
+    "conflict": 409,
+    "in_progress": 409,
+    "deleted": 410,
+    "expired": 410,
+    "unavailable": 503,
+}
+
+
+def error_status(error: ServiceError) -> int:
+    if isinstance(error, BoardError):
+        return error.status
+    return RECEIPT_STATUS.get(error.code, 500)
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -120,12 +135,13 @@ class Answer:
 
 
 def error_answer(error: ServiceError) -> Answer:
+    status = error_status(error)
     payload = {"code": error.code, "message": error.message, **error.details()}
     headers = {}
-    if error.status in (429, 503) or error.retry_after is not None:
+    if status in (429, 503) or error.retry_after is not None:
         retry_after = error.retry_after if error.retry_after is not None else 1
         payload["retry_after_seconds"] = retry_after
         headers["Retry-After"] = str(retry_after)
-    if error.status == 401:  # RFC 6750: say which scheme would be accepted
+    if status == 401:  # RFC 6750: say which scheme would be accepted
         headers["WWW-Authenticate"] = 'Bearer realm="settle"'
-    return Answer(status=error.status, body={"error": payload}, headers=headers)
+    return Answer(status=status, body={"error": payload}, headers=headers)

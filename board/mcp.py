@@ -35,6 +35,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
 from board.answers import request_address, request_token
+from board.callers import caller_admit
 from board.exceptions import Unauthorized, error_answer
 from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
@@ -47,7 +48,6 @@ from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the test
     tools_list,
 )
 from board.mcp_words import instructions
-from board.services import caller_admit
 from board.serving import metrics
 
 log = logging.getLogger(__name__)
@@ -165,12 +165,10 @@ def _serve(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
 
     try:
-        # Once a request: the tools read `request.caller`, as views read `request.user`;
-        # the same read brings the posting policy, so post_entry reads nothing again.
-        request.admission = caller_admit(
+        # Once a request: the tools read `request.caller`, as views read `request.user`.
+        request.caller = caller_admit(
             token=request_token(request), address=request_address(request)
-        )
-        request.caller = request.admission.caller
+        ).caller
     except Unauthorized as error:
         if _is_post_entry_call(request):
             # Refused before any tool runs, yet still a post an operator wants counted.

@@ -24,6 +24,7 @@ from board.answers import (
     reply_list_answer,
     request_address,
     request_id_answer,
+    request_token,
     thread_answer,
     thread_list_answer,
 )
@@ -186,15 +187,14 @@ def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
 def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The transport has already checked the token: its caller and policy are passed on.
+    # The post judges the token as HTTP does (the transport's check is for every tool).
     return entry_post_answer(
-        token=None,
+        token=request_token(request),
         address=request_address(request),
         body=arguments,
         header_key=None,
         route="mcp",
         base=base_url(request),
-        admission=request.admission,
     )
 
 

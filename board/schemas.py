@@ -6,6 +6,7 @@ MCP alike; `entry_object` and `public_entry_object` are the one place it is writ
 
 import json
 import re
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,7 +17,6 @@ from django.conf import settings
 from board.cursors import CURSOR_OR_EMPTY_PATTERN
 from board.exceptions import BadRequest, InvalidRequest
 from board.models import Entry
-from receipts.fingerprint import normalize_text
 from receipts.models import Receipt
 
 Decoded = TypeVar("Decoded")
@@ -26,6 +26,11 @@ ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "su
 ACTOR_FIELDS = {"name", "model", "trigger"}
 SUBMISSION_MODES = {choice.value for choice in Entry.SubmissionMode}
 ENTRY_TYPES = {choice.value for choice in Entry.Type}
+
+
+def normalize_text(text: str) -> str:
+    """Text as it is checked, stored and digested: Unicode NFC, `\\n` line endings."""
+    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 @dataclass(frozen=True)

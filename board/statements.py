@@ -25,14 +25,15 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
-from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
-from receipts.services import receipt_seen_sql
-from receipts.statements import no_flush_wait
+from board import sql
+from board.models import AgentToken, PostingPolicy, Principal
+from board.sql.common import COUNTERS, counted_within
+from receipts.models import Receipt
+from receipts.statements import RECEIPT_SEEN_SQL
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
 _PRINCIPALS = Principal._meta.db_table
-_COUNTERS = HourlyCounter._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -91,69 +92,6 @@ class Taken:
     seen: bool
 
 
-def counters_take(
-    *,
-    source: str,
-    source_limit: int,
-    overall: str,
-    overall_limit: int,
-    hour: datetime,
-    seen_sql: tuple[str, list],
-) -> Taken:
-    """Count one attempt for `source` and, unless the identity already has a receipt
-    (`seen_sql`, folded in), take one from the overall counter: conditional upserts, so
-    no process can push a count past its limit, and a refused take is not counted.
-
-    The overall take is provisional (the caller gives it back when no entry is made):
-    taken here, in its own short statement, it is never held across the entry's commit.
-    A request whose receipt is already committed cannot make an entry, so it takes none.
-    Replaces two upserts (each its own commit) and the claim's replay read on PostgreSQL.
-    """
-    seen_condition, seen_params = seen_sql
-    hour_param = connection.ops.adapt_datetimefield_value(hour)
-    limit_case = f"CASE WHEN c.source = %s THEN {int(overall_limit)} ELSE {int(source_limit)} END"
-    upsert = f" {_counted_within(limit_case)} RETURNING source"
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"""
-                WITH {no_flush_wait()}, seen AS (SELECT {seen_condition} AS seen),
-                counted AS (
-                    INSERT INTO {_COUNTERS} AS c (source, hour, count)
-                    SELECT wanted.source, %s, 1
-                    FROM (VALUES (%s, {int(source_limit)}), (%s, {int(overall_limit)}))
-                        AS wanted (source, lim), seen
-                    WHERE wanted.lim > 0 AND (wanted.source = %s OR NOT seen.seen)
-                    {upsert}
-                )
-                SELECT seen.seen, array(SELECT source FROM counted)
-                FROM seen CROSS JOIN quiet
-                """,
-                [*seen_params, hour_param, source, overall, source, overall],
-            )
-            seen, counted = cursor.fetchone()
-        else:
-            cursor.execute(f"SELECT {seen_condition}", seen_params)
-            seen = bool(cursor.fetchone()[0])
-            wanted = [(source, source_limit)] + ([] if seen else [(overall, overall_limit)])
-            wanted = [(name, limit) for name, limit in wanted if limit > 0]
-            counted = []
-            if wanted:
-                rows = ", ".join(["(%s)"] * len(wanted))
-                # `WHERE true`: SQLite's parser needs it before ON CONFLICT after a SELECT.
-                cursor.execute(
-                    f"INSERT INTO {_COUNTERS} AS c (source, hour, count) "
-                    f"SELECT column1, %s, 1 FROM (VALUES {rows}) WHERE true{upsert}",
-                    [hour_param, *[name for name, _ in wanted], overall],
-                )
-                counted = [row[0] for row in cursor.fetchall()]
-    return Taken(
-        source=source in counted,
-        overall=None if seen else overall in counted,
-        seen=bool(seen),
-    )
-
-
 @dataclass(frozen=True)
 class Admitted:
     """What `posting_admit_count` read, and what it counted."""
@@ -161,6 +99,49 @@ class Admitted:
     policy: PostingPolicy
     token: TokenRow | None
     taken: Taken
+
+
+def caller_sql(
+    *,
+    token_hash: str | None,
+    address_source: str,
+    anonymous_allowed: bool,
+    anonymous_scope: str,
+    source_default_limit: int,
+    overall_default_limit: int,
+    operation: str,
+    request_id: uuid.UUID,
+) -> tuple[str, list]:
+    """Two CTEs, `presented` and `caller`: the policy and the token as read, then who the
+    caller is in SQL (source, source_limit, overall_limit, admitted, seen), the rules of
+    `Caller.source`, `Caller.scope`, `limits.source_hourly_limit` and step 1's check."""
+    seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
+    anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
+    cte = f"""presented AS (
+            SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
+                t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
+                pr.hourly_limit, pr.entry_retention,
+                CAST(%s AS text) || pr.id AS principal_key
+            FROM (SELECT 1 AS one) AS anchor
+            LEFT JOIN {_POLICY} p ON p.id = 1
+            LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
+            LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
+        ),
+        caller AS (
+            SELECT presented.*,
+                COALESCE(principal_key, %s) AS source,
+                COALESCE(hourly_limit, source_hourly_limit, {int(source_default_limit)})
+                    AS source_limit,
+                COALESCE(overall_hourly_limit, {int(overall_default_limit)}) AS overall_limit,
+                (principal_key IS NOT NULL OR {anonymous}) AS admitted,
+                {seen_condition} AS seen
+            FROM presented
+        )"""
+    params = [
+        Principal.KEY_PREFIX, token_hash, address_source, anonymous_scope, operation,
+        Receipt._meta.get_field("request_id").get_db_prep_value(request_id, connection),
+    ]
+    return cte, params
 
 
 def posting_admit_count(
@@ -176,76 +157,43 @@ def posting_admit_count(
     operation: str,
     request_id: uuid.UUID,
 ) -> Admitted:
-    """`posting_read` and `counters_take` in ONE statement, for a post whose caller is
-    known only by the token it presented (PostgreSQL only: SQLite cannot return what an
-    INSERT did not write, and its round trips cost no network).
+    """Step 1's token read and step 2's count for a post, with step 5's overall take made
+    provisionally unless the identity already has a committed receipt (then no entry can
+    be made, so it takes none): ONE statement on PostgreSQL, two on SQLite (which cannot
+    return what an INSERT did not write, and whose round trips cost no network).
 
-    The statement decides what the board's services decide in Python for a known
-    caller, and must agree with them (tests/board/test_limits.py runs on both engines):
-    the source is the principal's key, else the address (`Caller.source`); the scope
-    the principal's key, else the anonymous one (`Caller.scope`); the source limit the
-    principal's, else the console's, else the environment's (`source_hourly_limit`).
-    A caller that step 1 refuses (an unknown or revoked token, or no token where
-    anonymous posting is off) is counted against its address under the console's limit,
-    and takes nothing from the overall counter; the caller raises the refusal.
-    Replaces two round trips with one, on every post over HTTP (measured in the note of
-    issue 8: a replay was three statements, now two).
+    The statement decides in SQL what board/callers.py and board/limits.py say in Python
+    (tests/board/test_rules.py compares them on generated input): the source is the
+    principal's key, else the address (`Caller.source`); the scope the principal's key,
+    else the anonymous one (`Caller.scope`); the source limit the principal's, else the
+    console's, else the environment's (`limits.source_hourly_limit`). A caller that step
+    1 refuses (an unknown or revoked token, or no token where anonymous posting is off)
+    is counted against its address under the console's limit, and takes nothing from the
+    overall counter; the caller raises the refusal.
+
+    The overall take is provisional (board.limits.overall_take gives it back when no
+    entry is made): taken here, in its own short statement, it is never held across the
+    entry's commit. Replaces two ORM reads and two upserts, each its own commit, and the
+    claim's replay read (measured in the note of issue 8: a replay was three statements,
+    now two).
     """
-    seen_condition, seen_params = receipt_seen_sql(
+    caller_cte, caller_params = caller_sql(
+        token_hash=token_hash,
+        address_source=address_source,
+        anonymous_allowed=anonymous_allowed,
+        anonymous_scope=anonymous_scope,
+        source_default_limit=source_default_limit,
+        overall_default_limit=overall_default_limit,
         operation=operation,
         request_id=request_id,
-        scope_sql="COALESCE(principal_key, %s)",
-        scope_params=[anonymous_scope],
     )
-    anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
-    within_limit = _counted_within(
-        "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
-        "ELSE caller.overall_limit END FROM caller)"
-    )
-    sql = f"""
-        WITH {no_flush_wait()}, presented AS (
-            SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-                t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
-                pr.hourly_limit, pr.entry_retention, %s::text || pr.id AS principal_key
-            FROM (SELECT 1 AS one) AS anchor
-            LEFT JOIN {_POLICY} p ON p.id = 1
-            LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
-            LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
-        ),
-        caller AS (
-            SELECT presented.*,
-                COALESCE(principal_key, %s) AS source,
-                COALESCE(hourly_limit, source_hourly_limit, {int(source_default_limit)})
-                    AS source_limit,
-                COALESCE(overall_hourly_limit, {int(overall_default_limit)}) AS overall_limit,
-                (principal_key IS NOT NULL OR {anonymous}) AS admitted,
-                {seen_condition} AS seen
-            FROM presented
-        ),
-        counted AS (
-            INSERT INTO {_COUNTERS} AS c (source, hour, count)
-            SELECT wanted.source, %s, 1
-            FROM caller, LATERAL (VALUES (caller.source, caller.source_limit),
-                (%s, caller.overall_limit)) AS wanted (source, lim)
-            WHERE wanted.lim > 0
-                AND (wanted.source = caller.source OR (caller.admitted AND NOT caller.seen))
-            {within_limit}
-            RETURNING c.source
-        )
-        SELECT paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id,
-            last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source,
-            array(SELECT source FROM counted)
-        FROM caller CROSS JOIN quiet
-    """
-    params = [
-        Principal.KEY_PREFIX, token_hash, address_source, *seen_params,
-        connection.ops.adapt_datetimefield_value(hour), overall,
-    ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+        row, counted = sql.for_connection().admit_count(
+            cursor, caller_cte, caller_params,
+            connection.ops.adapt_datetimefield_value(hour), overall,
+        )
     policy, token = _policy_and_token(row)
-    seen, source, counted = bool(row[10]), row[11], row[12]
+    seen, source = bool(row[10]), row[11]
     return Admitted(
         policy=policy,
         token=token,
@@ -257,23 +205,14 @@ def posting_admit_count(
     )
 
 
-def _counted_within(limit_sql: str) -> str:
-    """The conditional upsert every counter write ends with (the table aliased `c`): one
-    more, unless the count has reached `limit_sql`; a refused take is not counted."""
-    return (
-        f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
-        f"WHERE c.count < {limit_sql}"
-    )
-
-
 def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     """Count one for `source` this hour unless that would pass `limit` (one upsert)."""
     if limit <= 0:
         return False
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
-            f"{_counted_within('%s')} RETURNING count",
+            f"INSERT INTO {COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
+            f"{counted_within('%s')} RETURNING count",
             [source, connection.ops.adapt_datetimefield_value(hour), limit],
         )
         return cursor.fetchone() is not None
@@ -283,7 +222,7 @@ def counter_give_back(*, source: str, hour: datetime) -> None:
     """Return a provisional take; its own short statement, like the take."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {_COUNTERS} SET count = count - 1 "
+            f"UPDATE {COUNTERS} SET count = count - 1 "
             f"WHERE source = %s AND hour = %s AND count > 0",
             [source, connection.ops.adapt_datetimefield_value(hour)],
         )

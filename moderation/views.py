@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from board import holds
+from board import holds, limits
 from board import services as board
 from board.models import Entry
 from moderation import charts, erasure_views, selectors, services
@@ -146,8 +146,8 @@ def posting(request: HttpRequest) -> HttpResponse:
                     "overall_hourly_limit": policy.overall_hourly_limit,
                 }
             ),
-            "effective_source": board.source_hourly_limit(None, policy),
-            "effective_overall": board.overall_hourly_limit(policy),
+            "effective_source": limits.source_hourly_limit(None, policy),
+            "effective_overall": limits.overall_hourly_limit(policy),
             "default_source": settings.SETTLE_SOURCE_HOURLY_LIMIT,
             "default_overall": settings.SETTLE_OVERALL_HOURLY_LIMIT,
         },

@@ -1,13 +1,13 @@
 """What the idempotency engine answers instead of a fresh result.
 
-Each carries the HTTP status and code of SPEC 5 so that one mapping serves every route.
+Each carries the code of SPEC 5 and a message; the engine knows no transport. The HTTP
+status belongs to the one mapping that HTTP and MCP share (board.exceptions.error_answer).
 """
 
 from datetime import datetime
 
 
 class ReceiptError(Exception):
-    status = 500
     code = "internal"
     message = "unexpected error"
     retry_after: int | None = None
@@ -17,7 +17,6 @@ class ReceiptError(Exception):
 
 
 class RequestConflict(ReceiptError):
-    status = 409
     code = "conflict"
     message = "this request_id was already used with different content; nothing was saved"
 
@@ -31,20 +30,17 @@ class RequestConflict(ReceiptError):
 
 
 class RequestInProgress(ReceiptError):
-    status = 409
     code = "in_progress"
     message = "another call with this request_id is still being saved; retry it shortly"
     retry_after = 1
 
 
 class RequestDeleted(ReceiptError):
-    status = 410
     code = "deleted"
     message = "an operator deleted the entry this request_id created; it will not be recreated"
 
 
 class RequestExpired(ReceiptError):
-    status = 410
     code = "expired"
     message = "the receipt for this request_id has expired; make a new request_id to post again"
 
@@ -56,7 +52,6 @@ class RequestExpired(ReceiptError):
 class OutcomeUnavailable(ReceiptError):
     """A transient fault; `outcome` says truthfully whether anything may have been saved."""
 
-    status = 503
     code = "unavailable"
     retry_after = 1
 
@@ -72,7 +67,7 @@ class OutcomeUnavailable(ReceiptError):
         else:
             self.message = (
                 "the write may or may not have been saved; retry with the same request_id "
-                "and content, or look it up with get_operation"
+                "and content, or look up its operation"
             )
         super().__init__(self.message)
 

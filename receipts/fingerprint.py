@@ -1,19 +1,14 @@
 """Digests that let a retry be compared without keeping the request's text.
 
-Text is normalized before anything is checked, stored or compared: Unicode NFC and
-`\\n` line endings, so a client that resends the "same" text through another stack
+The text they digest arrives normalized (board/schemas.py `normalize_text`: Unicode NFC
+and `\\n` line endings), so a client that resends the "same" text through another stack
 (CRLF, decomposed accents) is still recognised as the same request.
 """
 
 import hashlib
 import json
-import unicodedata
 import uuid
 from collections.abc import Mapping
-
-
-def normalize_text(text: str) -> str:
-    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def field_digest(value: object) -> str:

@@ -1,21 +1,28 @@
-"""The idempotency engine's statements, one class per engine (receipts/services.py picks
-one, in one place): the replay and the creation of an effect, written once, with
-parameters, beside the models they touch (receipts/models.py)."""
+"""What the idempotency engine's statements share on every engine: the tables, the
+columns a claim writes and a replay reads, the rows read back as models. The statements
+themselves are in receipts/sql/, one module per engine, chosen in one place."""
 
-import functools
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.purge import _read_moment as read_moment
 
-_RECEIPTS = Receipt._meta.db_table
-_ATTEMPTS = Attempt._meta.db_table
-_TOMBSTONES = Tombstone._meta.db_table
+RECEIPTS = Receipt._meta.db_table
+ATTEMPTS = Attempt._meta.db_table
+TOMBSTONES = Tombstone._meta.db_table
+
+# What a claim writes, in the order of its parameters (receipts.services._claim).
+CLAIM_FIELDS = tuple(
+    Receipt._meta.get_field(name)
+    for name in (
+        "scope", "operation", "request_id", "digests", "state", "first_route", "attempts",
+        "first_seen_at", "last_seen_at", "receipt_expires_at",
+    )
+)
 
 RECEIPT_COLUMNS = (
     "id", "state", "digests", "result_id", "first_route", "attempts", "first_seen_at",
@@ -43,269 +50,41 @@ def tombstone_error(reason: int) -> ReceiptError:
     return RequestExpired()
 
 
-def no_flush_wait() -> str:
-    """A CTE, `quiet`, that lets the (auto)commit of the statement holding it return
-    without waiting for the WAL flush (PostgreSQL; the statement must read `quiet`).
-
-    For statements whose writes nothing depends on after a crash: a replay's bookkeeping
-    (the attempt count, last_seen_at, the attempt log row) and the rate-limit counters.
-    `set_config(..., true)` turns synchronous_commit off for the statement's own
-    transaction only. After a crash PostgreSQL comes back consistent, missing at most
-    the last few hundred milliseconds of such writes. The counters need it although
-    their table is unlogged: the statement also reads receipts, and a read that prunes
-    a page logs the pruning, which made each counter commit wait for a flush.
-
-    Measured over HTTP (2 gunicorn workers, PostgreSQL): during replays the backends
-    flushed the WAL 0.62 times a request and a tenth of the machine sat idle waiting;
-    with both statements quiet, replays gained a third (tests/bench/http_bench.py).
-    Inside a caller's transaction it does nothing: that commit is the caller's to make.
-    """
-    if connection.in_atomic_block:
-        return "quiet AS (SELECT NULL)"
-    return "quiet AS (SELECT set_config('synchronous_commit', 'off', true))"
+# `EXISTS (...)`: whether an identity has a committed receipt, as SQL a caller folds into
+# a statement of its own (the board's admission does). Its parameters: the scope (where
+# `{scope}` is, an SQL expression for a statement that learns the caller itself), the
+# operation, the request id (as the field prepares it: `request_id_param`).
+RECEIPT_SEEN_SQL = (
+    f"EXISTS (SELECT 1 FROM {RECEIPTS} WHERE scope = {{scope}} AND operation = %s "
+    f"AND request_id = %s)"
+)
 
 
-def wait_bound() -> str:
-    """An SQL expression that bounds, for the rest of the transaction running it, how long
-    any statement waits for a lock: `lock_timeout` of SETTLE_CLAIM_WAIT_SECONDS (PostgreSQL).
-
-    The claim and the replay evaluate it before they lock anything, in their own
-    statements, so the bound costs no round trip and needs nothing of the connection:
-    `set_config(..., true)` is SET LOCAL, which a pooler in transaction mode (PgBouncer)
-    keeps, because the transaction runs on one server connection from BEGIN to COMMIT.
-    (It used to be the connection's startup option `-c lock_timeout=...`, which PgBouncer
-    refuses: `unsupported startup parameter: options`; ignored, the bound would be gone.)
-    Past the bound the claim answers in_progress, any other wait unavailable.
-    """
-    return f"set_config('lock_timeout', '{int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)}', true)"
+def request_id_param(request_id):
+    return uuid_field(Receipt, "request_id", request_id)
 
 
-class PostgreSQL:
-    """The write path in as few statements as PostgreSQL allows (data-modifying CTEs).
-
-    Replaces, for a new post, the tombstone read, the entry's ORM INSERT, the receipt's
-    result_id UPDATE and the attempt's ORM INSERT (four round trips, three compiled by
-    the ORM each time) with one; for a replay, the receipt read, its UPDATE, the entry
-    read and the attempt INSERT, and the transaction around them, with one. Measured
-    (tests/bench/profile_post.py, cProfile, 300 posts on PostgreSQL): 7,540 Python calls
-    and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilation
-    (`as_sql`) was 12% of the profiled time before and is gone from this path.
-    """
-
-    # The verdict of receipts.services._verdict (`judge`), in SQL, so the attempt is
-    # logged in the same statement.
-    _OUTCOME_SQL = (
-        "CASE WHEN state = %(deleted)s THEN 'deleted' "
-        "WHEN receipt_expires_at <= %(now)s THEN 'expired' "
-        "WHEN digests = %(digests)s::jsonb THEN 'replayed' ELSE 'conflict' END"
-    )
-
-    def replay(self, identity, digests, route, now, model, judge):
-        # One statement, in its own (auto)commit: lock and count (UPDATE), log the attempt,
-        # and join the effect. The join reads the snapshot this statement started with,
-        # which holds the effect whenever the receipt was committed before it began (the
-        # caller saw it, or its claim waited for it and rolled back before this).
-        # A replay saves nothing the agent depends on (the entry it answers with was
-        # committed durably before it began), only bookkeeping: see `no_flush_wait`.
-        quiet = no_flush_wait()
-        join, columns = "", ""
-        if model is not None:
-            fields = model._meta.concrete_fields
-            columns = ", " + ", ".join(f"made.{f.column}" for f in fields)
-            join = (
-                f" LEFT JOIN {model._meta.db_table} made "
-                f"ON made.{model._meta.pk.column} = hit.result_id"
-            )
-        # `bound` is joined by the UPDATE, so it is set before the row is locked.
-        sql = f"""
-            WITH bound AS (SELECT {wait_bound()}), hit AS (
-                UPDATE {_RECEIPTS} SET attempts = attempts + 1, last_seen_at = %(now)s
-                FROM bound
-                WHERE scope = %(scope)s AND operation = %(operation)s
-                    AND request_id = %(request_id)s
-                RETURNING {", ".join(RECEIPT_COLUMNS)}, {self._OUTCOME_SQL} AS outcome
-            ), logged AS (
-                INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-                SELECT %(key)s, id, %(route)s, outcome,
-                    CASE WHEN outcome = 'replayed' THEN '' ELSE outcome END, %(now)s
-                FROM hit
-            ), {quiet}
-            SELECT {", ".join(f"hit.{c}" for c in RECEIPT_COLUMNS)}{columns}
-            FROM hit{join} CROSS JOIN quiet
-        """
-        with connection.cursor() as cursor:
-            cursor.execute(sql, {
-                "now": now,
-                "scope": identity.scope,
-                "operation": identity.operation,
-                "request_id": identity.request_id,
-                "deleted": Receipt.State.DELETED.value,
-                "digests": json.dumps(dict(digests)),
-                "key": identity.key,
-                "route": route,
-            })
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        receipt = receipt_from_row(identity, row[: len(RECEIPT_COLUMNS)])
-        result = None
-        effect_row = row[len(RECEIPT_COLUMNS):]
-        if model is not None and effect_row[0] is not None:
-            names = [f.attname for f in model._meta.concrete_fields]
-            result = model.from_db(connection.alias, names, list(effect_row))
-        return receipt, result
-
-    @staticmethod
-    def result_id_at_claim(model) -> str:
-        """The effect's id, drawn from its table's sequence by the claim itself, so the
-        receipt is written once with its result_id. Setting it afterwards was an UPDATE
-        of an indexed column, never HOT: a second version of the receipt and an entry
-        in each of its five indexes, on every new post. A claim that loses or rolls back
-        leaves a gap in the ids, as any rolled-back insert does."""
-        return (
-            f"nextval(pg_get_serial_sequence('{model._meta.db_table}', "
-            f"'{model._meta.pk.column}'))"
-        )
-
-    def create_effect(self, identity, receipt, effect, route, now):
-        # One statement after the claim: the tombstone read (a statement of its own after
-        # the claim, so it sees what a purge the claim waited for committed), the row
-        # with the id its receipt reserved (only when no tombstone), the attempt log and
-        # the effect's companions (receipts.services.Companion). It replaces four ORM
-        # statements, and one more a companion.
-        model = effect.model
-        names = tuple(effect.values)
-        companions = tuple(effect.companions()) if effect.companions else ()
-        params = [
-            identity.key, now.astimezone(UTC).date(), receipt.result_id,
-            *_adapted(effect.values[name] for name in names),
-            identity.key, receipt.pk, route, Attempt.Outcome.CREATED.value, now,
-        ]
-        for companion in companions:
-            params.extend(companion.params)
-        sql = self._effect_sql(model, names, tuple(c.shape for c in companions))
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            made, reason, *returned = cursor.fetchone()
-        if made is None:
-            raise tombstone_error(reason)
-        for companion, values in zip(companions, returned, strict=True):
-            companion.made(list(values))
-        return model(pk=made, **effect.values)
-
-    @staticmethod
-    @functools.cache
-    def _effect_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...]) -> str:
-        # Built once per model, set of fields and companions: the fields' db_type, asked
-        # afresh for every post, was a tenth of a new post's Python time (py-spy --gil).
-        fields = [model._meta.pk, *(model._meta.get_field(name) for name in names)]
-        columns = ", ".join(f.column for f in fields)
-        # Typed placeholders: an INSERT ... SELECT does not infer a NULL's type.
-        typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields)
-        also = "".join(
-            f"""), also_{n} AS (
-                INSERT INTO {table} ({", ".join(cols)}, {link})
-                SELECT companion.*, made.id FROM ({rows_sql}) AS companion CROSS JOIN made
-                RETURNING {returning}"""
-            for n, (table, cols, link, rows_sql, returning) in enumerate(companions)
-        )
-        returned = "".join(
-            f", ARRAY(SELECT {returning} FROM also_{n})"
-            for n, (_, _, _, _, returning) in enumerate(companions)
-        )
-        return f"""
-            WITH tomb AS (
-                SELECT reason FROM {Tombstone._meta.db_table}
-                WHERE key = %s AND expires_at > %s
-            ), made AS (
-                INSERT INTO {model._meta.db_table} ({columns})
-                SELECT {typed}
-                WHERE NOT EXISTS (SELECT 1 FROM tomb)
-                RETURNING {model._meta.pk.column} AS id
-            ), logged AS (
-                INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-                SELECT %s, %s, %s, %s, '', %s FROM made
-            {also})
-            SELECT (SELECT id FROM made), (SELECT reason FROM tomb){returned}
-        """
+def uuid_param(model, name, value):
+    return uuid_field(model, name, value)
 
 
-class SQLite:
-    """SQLite runs each statement in-process, so round trips cost little; the ORM's
-    building of statements and instances did (a replay made 5,800 Python calls through
-    the ORM, against 1,150 for the whole no-database ceiling request). Its immediate
-    transaction already serializes everything."""
-
-    @staticmethod
-    def result_id_at_claim(model) -> None:
-        return None  # the row's id is set on the receipt after its INSERT (create_effect)
-
-    def replay(self, identity, digests, route, now, model, judge):
-        # The write lock first (BEGIN IMMEDIATE), then read: nobody changes the receipt or
-        # the effect between this read and the answer.
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {_RECEIPTS} SET attempts = attempts + 1, last_seen_at = %s "
-                f"WHERE scope = %s AND operation = %s AND request_id = %s "
-                f"RETURNING {', '.join(RECEIPT_COLUMNS)}",
-                [_moment(now), identity.scope, identity.operation,
-                 _uuid(Receipt, "request_id", identity.request_id)],
-            )
-            row = cursor.fetchone()
-            if row is None:
-                return None
-            receipt = receipt_from_row(identity, row)
-            verdict = judge(receipt)
-            outcome = "replayed" if verdict is None else verdict.code
-            _log_attempt(cursor, identity, receipt.pk, route, outcome, now)
-            result = None
-            if model is not None and receipt.result_id is not None:
-                result = _load(cursor, model, receipt.result_id)
-            return receipt, result
-
-    def create_effect(self, identity, receipt, effect, route, now):
-        model = effect.model
-        fields = [model._meta.get_field(name) for name in effect.values]
-        values = _adapted(effect.values[f.attname] for f in fields)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT reason FROM {_TOMBSTONES} WHERE key = %s AND expires_at > %s",
-                [_uuid(Tombstone, "key", identity.key), str(now.astimezone(UTC).date())],
-            )
-            tomb = cursor.fetchone()
-            if tomb is not None:
-                raise tombstone_error(tomb[0])
-            cursor.execute(
-                f"INSERT INTO {model._meta.db_table} ({', '.join(f.column for f in fields)}) "
-                f"VALUES ({', '.join(['%s'] * len(values))}) RETURNING {model._meta.pk.column}",
-                values,
-            )
-            made = cursor.fetchone()[0]
-            cursor.execute(f"UPDATE {_RECEIPTS} SET result_id = %s WHERE id = %s",
-                           [made, receipt.pk])
-            _log_attempt(cursor, identity, receipt.pk, route, Attempt.Outcome.CREATED, now)
-            for companion in effect.companions() if effect.companions else ():
-                cursor.execute(
-                    f"INSERT INTO {companion.table} ({', '.join(companion.columns)}, "
-                    f"{companion.link}) SELECT companion.*, %s "
-                    f"FROM ({companion.rows_sql}) AS companion "
-                    f"RETURNING {companion.returning}",
-                    [made, *companion.params],
-                )
-                companion.made([row[0] for row in cursor.fetchall()])
-        return model(pk=made, **effect.values)
+def outcome_detail(outcome: str) -> str:
+    """The attempt log's `detail` of an outcome: empty for a success, else its code.
+    The same rule as receipts.services.attempt_detail and, in SQL, the replay's
+    DETAIL_SQL (receipts/sql/postgresql.py); tests/receipts/test_rules.py compares them."""
+    return "" if outcome in ("replayed", "created") else str(outcome)[:32]
 
 
-def _log_attempt(cursor, identity, receipt_id, route, outcome, now) -> None:
+def log_attempt(cursor, identity, receipt_id, route, outcome, now) -> None:
     cursor.execute(
-        f"INSERT INTO {_ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at) "
+        f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at) "
         f"VALUES (%s, %s, %s, %s, %s, %s)",
-        [_uuid(Attempt, "identity", identity.key), receipt_id, route, str(outcome),
-         "" if outcome in ("replayed", "created") else str(outcome), _moment(now)],
+        [uuid_field(Attempt, "identity", identity.key), receipt_id, route, str(outcome),
+         outcome_detail(outcome), moment(now)],
     )
 
 
-def _load(cursor, model, pk):
+def load(cursor, model, pk):
     """One row as a model instance, converting what SQLite returns as text or integers."""
     fields = model._meta.concrete_fields
     cursor.execute(
@@ -327,24 +106,16 @@ def _load(cursor, model, pk):
     return model.from_db(connection.alias, [f.attname for f in fields], values)
 
 
-def _adapted(values) -> list:
+def adapted(values) -> list:
     # An effect's values are plain Python values; only moments need the engine's form.
     # (The fields' get_db_prep_save, one call each, cost more than the statement.)
     adapt = connection.ops.adapt_datetimefield_value
     return [adapt(value) if isinstance(value, datetime) else value for value in values]
 
 
-def _uuid(model, name, value):
+def uuid_field(model, name, value):
     return model._meta.get_field(name).get_db_prep_value(value, connection)
 
 
-def _moment(value):
+def moment(value):
     return connection.ops.adapt_datetimefield_value(value)
-
-
-def for_connection() -> "PostgreSQL | SQLite":
-    # The one place the write path branches on the engine.
-    return _POSTGRESQL if connection.vendor == "postgresql" else _SQLITE
-
-
-_POSTGRESQL, _SQLITE = PostgreSQL(), SQLite()

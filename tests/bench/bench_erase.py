@@ -45,7 +45,7 @@ class Poster(threading.Thread):
         try:
             while not self.stop.is_set():
                 try:
-                    board.entry_post_received(
+                    board.entry_post(
                         token=self.token, address="127.0.0.9", body=question(), route="api"
                     )
                     self.accepted += 1

@@ -89,7 +89,7 @@ class Poster(threading.Thread):
         try:
             while not self.stop.is_set():
                 try:
-                    board.entry_post_received(
+                    board.entry_post(
                         token=None, address="127.0.0.9", body=question(), route="api"
                     )
                     self.accepted += 1

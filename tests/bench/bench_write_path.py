@@ -28,7 +28,7 @@ def per_call(calls) -> float:
 
 
 def post(payload: dict):
-    return lambda: services.entry_post_received(
+    return lambda: services.entry_post(
         token=None, address="127.0.0.1", body=payload, route="api"
     )
 

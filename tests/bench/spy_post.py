@@ -42,7 +42,7 @@ LAYERS = (
     ("the middleware chain and below", "ObservedRequestMiddleware.__call__ ("),
     ("URL resolving and the view", "BaseHandler._get_response (django/"),
     ("the view (ninja operation)", "Operation.run (ninja/"),
-    ("the post (services)", "entry_post_received (board/services.py)"),
+    ("the post (services)", "entry_post (board/services.py)"),
     ("the request log line", "request_finished (board/serving/logs.py)"),
     ("the request histogram", "request_observed (board/serving/metrics.py)"),
     ("the post counter and its log field", "post_answered (board/serving/metrics.py)"),

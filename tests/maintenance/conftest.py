@@ -70,7 +70,7 @@ def endpoint_for(receiver: Receiver, *, name: str = "hooks", supports: str = "no
 
 
 def post_entry(**overrides):
-    return board.entry_post_received(
+    return board.entry_post(
         token=None, address="127.0.0.1", body=question(**overrides), route="api"
     ).entry
 

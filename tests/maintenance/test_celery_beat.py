@@ -24,7 +24,7 @@ def test_beat_runs_the_purge_and_records_it(tmp_path):
     # given: a thread whose receipt expired a day ago, by the wall clock
     _, token = board.token_issue(name="beat-test")
     long_ago = timezone.now() - timedelta(days=31)
-    board.entry_post_received(token=token, address="127.0.0.1", body=question(), route="api",
+    board.entry_post(token=token, address="127.0.0.1", body=question(), route="api",
                      now=long_ago)
     assert Entry.objects.count() == 1
 

@@ -72,7 +72,7 @@ def test_a_post_refused_by_a_tombstone_writes_no_delivery():
     )
 
     with pytest.raises(RequestExpired):
-        board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
+        board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
 
     assert counts()["entries"] == 0
     assert Delivery.objects.count() == 0
@@ -83,8 +83,8 @@ def test_a_replay_writes_no_delivery():
     _endpoint("first")
     payload = question()
 
-    created = board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
-    replayed = board.entry_post_received(token=None, address="127.0.0.1", body=payload, route="api")
+    created = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+    replayed = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
 
     assert replayed.replayed and replayed.entry.pk == created.entry.pk
     assert Delivery.objects.count() == 1
@@ -171,7 +171,7 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     use_broker(dead, dead if saved_environment is not None else None)
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
-            posted = board.entry_post_received(
+            posted = board.entry_post(
                 token=None, address="127.0.0.1", body=question(), route="api"
             )
             outbox.doorbell.flush()  # what its thread does within milliseconds

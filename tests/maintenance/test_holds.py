@@ -176,7 +176,7 @@ def test_a_hold_committed_while_a_purge_runs_is_honoured_by_every_later_batch(ag
     # given: many expired one-entry threads, purged one a batch
     past = timezone.now() - LATER
     ids = [
-        board.entry_post_received(
+        board.entry_post(
             token=agent.token, address="127.0.0.1", body=question(), route="api", now=past
         ).entry.pk
         for _ in range(300)

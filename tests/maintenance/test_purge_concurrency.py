@@ -10,7 +10,7 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
-from board.exceptions import BoardError
+from board.exceptions import BoardError, error_status
 from board.models import Entry
 from board.signals import entry_created
 from maintenance.services import purge_expired_threads
@@ -24,7 +24,7 @@ RETENTION = timedelta(days=30)
 
 
 def post(token, payload, now):
-    return board.entry_post_received(
+    return board.entry_post(
         token=token, address="127.0.0.1", body=payload, route="api", now=now
     )
 
@@ -33,7 +33,7 @@ def answer_of(token, payload, now) -> str:
     try:
         posted = post(token, payload, now)
     except (ReceiptError, BoardError) as refusal:
-        return f"{refusal.status} {refusal.code}"
+        return f"{error_status(refusal)} {refusal.code}"
     return "200" if posted.replayed else "201"
 
 

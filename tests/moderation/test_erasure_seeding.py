@@ -29,11 +29,11 @@ def test_a_seeded_entry_and_receipt_are_what_a_post_writes(db):
     now = timezone.now()
     seeded = entries_seed(token=agent.token, count=2, replies_per_question=1, now=now)
     asked, answered = (seeded.payloads[i] for i in (*seeded.question_ids, *seeded.reply_ids))
-    posted_question = board.entry_post_received(
+    posted_question = board.entry_post(
         token=agent.token, address="127.0.0.1", route="api", now=now,
         body={**asked, "request_id": "0b0e0000-0000-4000-8000-000000000001"},
     ).entry
-    posted_reply = board.entry_post_received(
+    posted_reply = board.entry_post(
         token=agent.token, address="127.0.0.1", route="api", now=now,
         body={**answered, "request_id": "0b0e0000-0000-4000-8000-000000000002"},
     ).entry

@@ -41,7 +41,7 @@ UNKNOWN = Delivery.State.OUTCOME_UNKNOWN
 
 def posted(**overrides) -> tuple[str, int]:
     payload = question(**overrides)
-    entry = board.entry_post_received(
+    entry = board.entry_post(
         token=None, address="127.0.0.1", body=payload, route="api"
     ).entry
     return payload["request_id"], entry.pk

@@ -23,7 +23,7 @@ RUN = "/console/retention/run"
 
 def post_expired_thread() -> None:
     long_ago = timezone.now() - timedelta(days=31)
-    board.entry_post_received(
+    board.entry_post(
         token=None, address="127.0.0.1", body=question(), route="api", now=long_ago
     )
 

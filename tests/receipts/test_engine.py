@@ -1,16 +1,18 @@
-"""The idempotency engine on its own: it knows nothing of entries, only of identities,
-digests and an effect to run once."""
+"""The idempotency engine on its own, through the calls production makes (board.services
+.entry_post): a replay of a seen receipt, a claim, and the claim refused or fulfilled.
+It knows nothing of posting rules, only of identities, digests and an effect's row."""
 
 import uuid
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
 
+from board.exceptions import ParentUnavailable
+from board.models import Entry
 from receipts import services
 from receipts.exceptions import RequestConflict, RequestDeleted, RequestExpired
-from receipts.fingerprint import differing_fields, field_digests, identity_key
+from receipts.fingerprint import differing_fields, identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 
 pytestmark = pytest.mark.django_db
@@ -22,29 +24,46 @@ def identity(scope: str = "scope-a") -> services.Identity:
     return services.Identity(scope=scope, operation="thing:v1", request_id=uuid.uuid4())
 
 
-def execute(who: services.Identity, fields: dict, *, now=None, effect=lambda: 42):
-    """Run the engine with an effect that stands for any saved row: it only has an id."""
-    return services.receipt_execute(
-        identity=who,
-        digests=field_digests(fields),
-        route="api",
-        now=now or timezone.now(),
-        retention=DAY,
-        perform=lambda: SimpleNamespace(pk=effect()),
-        load=lambda result_id: SimpleNamespace(pk=result_id),
-    )
+def effect(title: str, now) -> services.Effect:
+    """One row, as the board hands the engine an entry."""
+    return services.Effect(model=Entry, values={
+        "type": Entry.Type.QUESTION, "parent_id": None, "title": title, "body": "b",
+        "actor_name": "engine-test", "actor_model": "", "actor_trigger": "",
+        "submission_mode": Entry.SubmissionMode.AUTONOMOUS, "visible": True,
+        "deleted_at": None, "route": "api", "source": "ip:127.0.0.1", "principal_id": None,
+        "created_at": now,
+    })
+
+
+def execute(who: services.Identity, fields: dict, *, now=None, title="made", refusal=None):
+    """What entry_post does with the engine: replay if seen, else claim, then refuse
+    with `refusal` or make the row."""
+    now = now or timezone.now()
+    asked = {"identity": who, "content": fields, "route": "api", "now": now}
+    seen = Receipt.objects.filter(scope=who.scope, request_id=who.request_id).exists()
+    settled = services.receipt_replay(**asked, model=Entry) if seen else None
+    if settled is not None:
+        return settled
+    claim = services.receipt_claim(**asked, retention=DAY, model=Entry)
+    if claim is None:
+        return services.receipt_replay(**asked, model=Entry, after_lost_claim=True)
+    with claim:
+        if refusal is not None:
+            claim.refuse(refusal)
+        made, _ = claim.fulfil(effect(title, now))
+    return services.Settled(receipt=claim.receipt, result=made, replayed=False)
 
 
 def test_it_runs_the_effect_once_and_replays_after():
-    who, calls = identity(), []
+    who = identity()
 
-    first = execute(who, {"a": 1}, effect=lambda: calls.append(1) or 7)
-    second = execute(who, {"a": 1}, effect=lambda: calls.append(1) or 8)
+    first = execute(who, {"a": 1}, title="first")
+    second = execute(who, {"a": 1}, title="second")
 
-    assert calls == [1]
+    assert list(Entry.objects.values_list("title", flat=True)) == ["first"]
     assert (first.replayed, second.replayed) == (False, True)
-    assert second.receipt.result_id == 7
-    assert second.result.pk == 7
+    assert second.receipt.result_id == first.result.pk
+    assert second.result.pk == first.result.pk
     assert Receipt.objects.get().attempts == 2
 
 
@@ -59,14 +78,23 @@ def test_it_names_the_fields_that_differ():
     assert Attempt.objects.filter(outcome="conflict").count() == 1
 
 
-def test_it_rolls_the_claim_back_when_the_effect_refuses():
+def test_it_rolls_the_claim_back_when_the_write_is_refused():
     who = identity()
 
-    with pytest.raises(ZeroDivisionError):
-        execute(who, {"a": 1}, effect=lambda: 1 / 0)
+    with pytest.raises(ParentUnavailable):
+        execute(who, {"a": 1}, refusal=ParentUnavailable())
 
     assert Receipt.objects.count() == 0
+    assert Attempt.objects.get().detail == "parent_unavailable"
     assert execute(who, {"a": 1}).replayed is False
+
+
+def test_a_tombstone_answers_before_the_callers_refusal():
+    who, now = identity(), timezone.now()
+    Tombstone.objects.create(key=who.key, reason=Tombstone.Reason.DELETED, expires_at=now + DAY)
+
+    with pytest.raises(RequestDeleted):
+        execute(who, {"a": 1}, now=now, refusal=ParentUnavailable())
 
 
 def test_it_refuses_an_identity_that_left_a_tombstone():

@@ -17,7 +17,7 @@ Every transaction is also bounded in how long it waits for a lock (`lock_timeout
 SETTLE_CLAIM_WAIT_SECONDS), set with SET LOCAL before its first statement: transaction
 state, which a pooler in transaction mode (PgBouncer) keeps, where a connection option
 or a session-level SET would not be. A transaction whose first statement sets the bound
-itself (the claim: receipts.statements.wait_bound) spends no round trip on it.
+itself (the claim: receipts.sql.postgresql.wait_bound) spends no round trip on it.
 """
 
 import time
@@ -25,7 +25,7 @@ import time
 from django.conf import settings
 from django.db.backends.postgresql import base
 
-# What receipts.statements.wait_bound puts in a statement that bounds its own transaction.
+# What receipts.sql.postgresql.wait_bound puts in a statement that bounds its own transaction.
 _SETS_ITS_BOUND = "set_config('lock_timeout'"
 
 

@@ -4,9 +4,11 @@ SQLite lets one writer in at a time. A second `BEGIN IMMEDIATE` finds the databa
 locked and SQLite's busy handler sleeps 1, 2, 5, 10, 15... ms between tries, however
 soon the lock is free again: with two gunicorn workers posting, a quarter of the
 machine sat idle in those sleeps (measured during `make bench`'s new-post case, from
-/proc/stat). So before its transaction a post takes its turn on an advisory lock
-(`flock`) on a file beside the database, and meets SQLite's lock only when something
-else (the console, a purge) writes.
+/proc/stat). So a post takes its turn on an advisory lock (`flock`) on a file beside
+the database, and meets SQLite's lock only when something else (the console, a purge)
+writes. `writer_turn()` holds the turn for the post's block; `turn_take()` takes it just
+before the post's first write, after the caller is read (reading it before the turn made
+SQLite new posts x1.06: docs/benchmarks.md).
 
 A waiter first tries again at once, yielding the processor between tries, for up to
 2 ms (a turn lasts about half a millisecond), then every 0.1 to 0.2 ms. Sleeping from the
@@ -35,26 +37,37 @@ _FIRST_WAIT = 0.0001
 _LONGEST_WAIT = 0.0002
 _YIELDING = 0.002
 _descriptors = threading.local()  # .file, .key: this thread's open lock file
+_turn = threading.local()  # .descriptor, .taken, .held: the post this thread runs
 
 
 @contextlib.contextmanager
 def writer_turn() -> Iterator[None]:
-    """Hold the write path's turn on SQLite for the block; nothing elsewhere."""
+    """The block of one post's writes on SQLite: the turn `turn_take()` takes in it is
+    let go at its end. Nothing elsewhere."""
     descriptor = _descriptor()
     if descriptor is None:
         yield
         return
-    held = _acquire(descriptor, settings.SETTLE_CLAIM_WAIT_SECONDS)
+    _turn.descriptor, _turn.taken, _turn.held = descriptor, False, False
     try:
         yield
     finally:
-        if held:
+        if _turn.held:
             fcntl.flock(descriptor, fcntl.LOCK_UN)
+        _turn.descriptor, _turn.held = None, False
+
+
+def turn_take() -> None:
+    """Take the turn of the `writer_turn()` block this thread runs, once, before its
+    first write; nothing outside such a block."""
+    descriptor = getattr(_turn, "descriptor", None)
+    if descriptor is None or _turn.taken:
+        return
+    _turn.taken = True
+    _turn.held = _acquire(descriptor, settings.SETTLE_CLAIM_WAIT_SECONDS)
 
 
 def _descriptor() -> int | None:
-    if connection.vendor != "sqlite":
-        return None
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file:"):
         return None

@@ -1,0 +1,96 @@
+"""The hourly posting limits (SPEC 5.1 steps 2 and 5): what each caller may post in an
+hour, and the overall take a post makes provisionally before it knows it will write.
+
+The counters themselves are conditional upserts in board/statements.py: no process can
+push a count past its limit, and a refused take is not counted.
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from board import statements
+from board.models import PostingPolicy, Principal
+
+log = logging.getLogger(__name__)
+
+OVERALL_SOURCE = "*overall*"
+
+
+def source_hourly_limit(principal: Principal | None, policy: PostingPolicy) -> int:
+    """The principal's own limit, else the console's, else the environment's.
+    Written again in SQL in `statements.posting_admit_count`; tests/board/test_rules.py
+    compares the two."""
+    if principal is not None and principal.hourly_limit is not None:
+        return principal.hourly_limit
+    if policy.source_hourly_limit is not None:
+        return policy.source_hourly_limit
+    return settings.SETTLE_SOURCE_HOURLY_LIMIT
+
+
+def overall_hourly_limit(policy: PostingPolicy) -> int:
+    if policy.overall_hourly_limit is not None:
+        return policy.overall_hourly_limit
+    return settings.SETTLE_OVERALL_HOURLY_LIMIT
+
+
+def hour_of(now: datetime) -> datetime:
+    """The clock hour a count belongs to."""
+    return now.replace(minute=0, second=0, microsecond=0)
+
+
+def seconds_to_next_hour(now: datetime) -> int:
+    next_hour = hour_of(now) + timedelta(hours=1)
+    return max(1, int((next_hour - now).total_seconds() + 0.999))
+
+
+def counter_take(*, source: str, limit: int, now: datetime) -> bool:
+    """Count one more for `source` this clock hour; False when that would pass `limit`."""
+    return statements.counter_take(source=source, limit=limit, hour=hour_of(now))
+
+
+class OverallTake:
+    """The overall take a post made with its count (step 5, provisionally): `taken`,
+    `refused` (the limit was reached), or neither (the identity had a committed receipt,
+    so no take was asked for). Kept only by a post that makes its entry."""
+
+    def __init__(self, taken: bool | None, now: datetime) -> None:
+        self.taken = bool(taken)
+        self.refused = taken is False
+        self.now = now
+        self.kept = False
+
+    def keep(self) -> None:
+        """The entry is committed: the take stands."""
+        self.kept = True
+
+    def take_late(self, policy: PostingPolicy) -> bool:
+        """Take it now, inside the claim's transaction: the identity's receipt was seen,
+        then purged before the claim (rare). The take commits or rolls back with the
+        transaction, so nothing is given back by hand."""
+        return counter_take(
+            source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=self.now
+        )
+
+    def _give_back(self) -> None:
+        try:
+            statements.counter_give_back(source=OVERALL_SOURCE, hour=hour_of(self.now))
+        except DatabaseError as error:
+            # Lost: the hour's limit is one lower until the hour ends. Never an error.
+            log.warning("overall counter give-back failed: %s", type(error).__name__)
+
+
+@contextmanager
+def overall_take(taken: bool | None, now: datetime) -> Iterator[OverallTake]:
+    """Around a post after its count: the provisional take is given back, once, unless
+    the post kept it (a replay, a refusal or a fault makes no entry)."""
+    take = OverallTake(taken, now)
+    try:
+        yield take
+    finally:
+        if take.taken and not take.kept:
+            take._give_back()

@@ -1,0 +1,14 @@
+"""The board's write-path statements, one module per engine (postgresql.py, sqlite.py)
+with the same functions, chosen where the engine's are (receipts.sql.for_connection)."""
+
+from types import ModuleType
+
+from board.sql import postgresql, sqlite
+from receipts import sql as engine_sql
+
+
+def for_connection() -> ModuleType:
+    return engine_sql.for_connection(_MODULES)
+
+
+_MODULES = {"postgresql": postgresql, "sqlite": sqlite}

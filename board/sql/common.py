@@ -1,0 +1,20 @@
+"""What the board's statements share on every engine (board/sql/)."""
+
+from board.models import HourlyCounter
+
+COUNTERS = HourlyCounter._meta.db_table
+
+# The columns every admission answers with, in this order (board.statements reads them).
+ADMITTED_COLUMNS = (
+    "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
+    "last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source"
+)
+
+
+def counted_within(limit_sql: str) -> str:
+    """The conditional upsert every counter write ends with (the table aliased `c`): one
+    more, unless the count has reached `limit_sql`; a refused take is not counted."""
+    return (
+        f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
+        f"WHERE c.count < {limit_sql}"
+    )

@@ -1,0 +1,90 @@
+"""Who the caller is and its hourly limit, written twice: in Python (board/callers.py,
+board/limits.py) for the console and step 1's refusals, and in SQL for every post's
+admission (board.statements.caller_sql). Compared on generated input, on both engines."""
+
+import uuid
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection
+from django.test import override_settings
+from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from board import callers, limits, statements
+from board.exceptions import Unauthorized
+from board.models import PostingPolicy
+from moderation import services as moderation
+from receipts.models import Receipt
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = "203.0.113.7"
+limits_or_none = st.none() | st.integers(min_value=0, max_value=10**6)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    presented=st.sampled_from(["live", "revoked", "unknown", "none"]),
+    principal_limit=limits_or_none,
+    console_limit=limits_or_none,
+    overall_limit=limits_or_none,
+    anonymous_allowed=st.booleans(),
+    has_receipt=st.booleans(),
+)
+def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
+    presented, principal_limit, console_limit, overall_limit, anonymous_allowed, has_receipt
+):
+    PostingPolicy.objects.update_or_create(pk=1, defaults={
+        "source_hourly_limit": console_limit, "overall_hourly_limit": overall_limit,
+    })
+    name = f"rules-{uuid.uuid4().hex[:8]}"
+    _, token = moderation.token_issue(actor="test", name=name, hourly_limit=principal_limit)
+    if presented == "revoked":
+        moderation.token_revoke(actor="test", name=name)
+    token = {"unknown": "settle_unknown", "none": None}.get(presented, token)
+    request_id = uuid.uuid4()
+
+    # Python: the rules as board/callers.py and board/limits.py say them.
+    policy, found = statements.posting_read(None if token is None else callers.token_hash(token))
+    caller = callers._caller_of(found, token, ADDRESS)
+    with override_settings(SETTLE_ALLOW_ANONYMOUS=anonymous_allowed):
+        try:
+            admitted = callers._caller_checked(caller) is not None
+        except Unauthorized:
+            admitted = False
+    if has_receipt and caller is not None:
+        Receipt.objects.create(
+            scope=caller.scope, operation="post_entry:v1", request_id=request_id, digests={},
+            first_route="api", first_seen_at=timezone.now(), last_seen_at=timezone.now(),
+            receipt_expires_at=timezone.now(),
+        )
+    in_python = (
+        caller.source if caller else callers.address_source(ADDRESS),
+        limits.source_hourly_limit(caller.principal if caller else None, policy),
+        limits.overall_hourly_limit(policy),
+        admitted,
+        has_receipt and caller is not None,
+    )
+
+    # SQL: the admission's own CTEs.
+    cte, params = statements.caller_sql(
+        token_hash=None if token is None else callers.token_hash(token),
+        address_source=callers.address_source(ADDRESS),
+        anonymous_allowed=anonymous_allowed,
+        anonymous_scope=callers.ANONYMOUS_SCOPE,
+        source_default_limit=django_settings.SETTLE_SOURCE_HOURLY_LIMIT,
+        overall_default_limit=django_settings.SETTLE_OVERALL_HOURLY_LIMIT,
+        operation="post_entry:v1",
+        request_id=request_id,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH {cte} SELECT source, source_limit, overall_limit, admitted, seen FROM caller",
+            params,
+        )
+        source, source_limit, overall, sql_admitted, seen = cursor.fetchone()
+
+    assert (source, source_limit, overall, bool(sql_admitted), bool(seen)) == in_python
