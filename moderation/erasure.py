@@ -34,9 +34,9 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, Principal
+from board.writer_turn import turn_take, writer_turn
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record, token_revoke
-from receipts.writer_turn import writer_turn
 
 ERASE_BATCH_SIZE = 200
 
@@ -169,29 +169,31 @@ def _batch(erasure: Erasure, batch_size: int, after: int) -> int | None:
     instead of walking past the deleted rows again, which made each batch slower than
     the one before. A runner that starts afresh (after a crash) starts from 0.
     """
-    # On SQLite the batch takes the write path's turn (receipts.writer_turn) like a post:
+    # On SQLite the batch takes the write path's turn (board.writer_turn) like a post:
     # otherwise back-to-back batches kept SQLite's lock while a waiting post slept in its
     # busy handler, and posts were answered a few a second during an erase.
-    with writer_turn(), transaction.atomic():
-        due = _live_entries(
-            erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id
-        ).filter(id__gt=after).order_by("id")
-        if connection.vendor == "postgresql":
-            # Waits for a row another runner holds, then drops it if that one deleted it.
-            due = due.select_for_update(of=("self",))
-        rows = list(due.values_list("id", flat=True)[:batch_size])
-        if not rows:
-            return None
-        now = timezone.now()
-        deleted = board.entries_delete(entry_ids=rows, now=now)
-        questions, replies = deleted["questions"], deleted["replies"]
-        Erasure.objects.filter(pk=erasure.pk).update(
-            done=F("done") + questions + replies,
-            questions=F("questions") + questions,
-            replies=F("replies") + replies,
-            updated_at=now,
-        )
-        return rows[-1]
+    with writer_turn():
+        turn_take()  # before the transaction: a post holding the turn may be waiting to BEGIN
+        with transaction.atomic():
+            due = _live_entries(
+                erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id
+            ).filter(id__gt=after).order_by("id")
+            if connection.vendor == "postgresql":
+                # Waits for a row another runner holds, then drops it if that one deleted it.
+                due = due.select_for_update(of=("self",))
+            rows = list(due.values_list("id", flat=True)[:batch_size])
+            if not rows:
+                return None
+            now = timezone.now()
+            deleted = board.entries_delete(entry_ids=rows, now=now)
+            questions, replies = deleted["questions"], deleted["replies"]
+            Erasure.objects.filter(pk=erasure.pk).update(
+                done=F("done") + questions + replies,
+                questions=F("questions") + questions,
+                replies=F("replies") + replies,
+                updated_at=now,
+            )
+            return rows[-1]
 
 
 def _finish(erasure: Erasure) -> None:

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from board import retention
+from board import callers, retention
 from board import services as board
 from board.models import Entry
 from board.schemas import parse_entry_request
@@ -55,7 +55,7 @@ def entries_seed(
     """`count` entries of the token's principal, as posts at `now` write them: a question
     then `replies_per_question` replies under it, and so on."""
     now = now or timezone.now()
-    caller = board.caller_authenticate(token=token, address="127.0.0.1")
+    caller = callers.caller_authenticate(token=token, address="127.0.0.1")
     life = retention.entry_retention_for(caller.principal)
     questions = -(-count // (replies_per_question + 1))
     seeded = Seeded()
