@@ -68,6 +68,10 @@ def turn_take() -> None:
 
 
 def _descriptor() -> int | None:
+    # SQLite only: a PostgreSQL database's name is no file (the erasure's batches call
+    # this on every engine; the post reaches it only through board/sql/sqlite.py).
+    if connection.vendor != "sqlite":
+        return None
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file:"):
         return None

@@ -2,9 +2,11 @@
 
 from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.utils import timezone
 
 from board.models import Entry
@@ -240,3 +242,18 @@ def test_an_erased_entrys_accepted_deliveries_are_cancelled(agent):
     delivery = Delivery.objects.get(entry_id=entry_id)
     assert delivery.state == "cancelled" and delivery.settled_at is not None
     assert delivery.note == "entry deleted"
+
+
+@pytest.mark.postgres
+def test_it_leaves_no_writer_turn_file_on_postgresql(agent):
+    # given: the agent's question; no turn file beside the database's name
+    _posted(agent, question())
+    turn_file = Path(f"{connection.settings_dict['NAME']}-writers")
+    turn_file.unlink(missing_ok=True)
+
+    # when
+    erase("agent", "--reason", "spam flood")
+
+    # then: the turn is SQLite's (writers of one file); PostgreSQL's batches lock rows and
+    # write nothing into the working folder
+    assert not turn_file.exists()
