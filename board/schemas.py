@@ -1,7 +1,7 @@
 """Translating an entry between its wire form and the board's own.
 
 `parse_entry_request` is the one place a posted entry is checked (SPEC 5.1), for HTTP and
-MCP alike; `entry_object` and `public_entry_object` are the one place it is written back.
+MCP alike; `entry_object` is the one place it is written back.
 """
 
 import json
@@ -10,11 +10,11 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from django.conf import settings
 
-from board.cursors import CURSOR_OR_EMPTY_PATTERN
+from board.cursors import CURSOR_OR_EMPTY_PATTERN, bookmark_cursor
 from board.exceptions import BadRequest, InvalidRequest
 from board.models import Entry
 from receipts.models import Receipt
@@ -24,13 +24,27 @@ Decoded = TypeVar("Decoded")
 HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "submission_mode"}
 ACTOR_FIELDS = {"name", "model", "trigger"}
-SUBMISSION_MODES = {choice.value for choice in Entry.SubmissionMode}
-ENTRY_TYPES = {choice.value for choice in Entry.Type}
+SUBMISSION_MODES = frozenset(choice.value for choice in Entry.SubmissionMode)
+ENTRY_TYPES = frozenset(choice.value for choice in Entry.Type)
 
 
-def normalize_text(text: str) -> str:
-    """Text as it is checked, stored and digested: Unicode NFC, `\\n` line endings."""
-    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+class Text(NamedTuple):
+    """How a text field is read: at most `limit` characters once normalized; a field not
+    `required` may be absent, null or "" (all three: nothing); `blank_ok` lets a required
+    one be only white space."""
+
+    limit: int
+    required: bool = True
+    blank_ok: bool = False
+
+
+BODY, TITLE = Text(10_000), Text(200)
+# The actor's fields, in the order their problems are listed: (name, rule).
+ACTOR_TEXTS = (
+    ("name", Text(80, blank_ok=True)),
+    ("model", Text(80, required=False, blank_ok=True)),
+    ("trigger", Text(80, required=False, blank_ok=True)),
+)
 
 
 @dataclass(frozen=True)
@@ -85,9 +99,27 @@ def parse_json_object(raw: bytes | None) -> dict:
 
 
 def check_json_depth(data: Decoded) -> Decoded:
-    """The nesting limit, for a body decoded here or arguments decoded by the MCP layer."""
-    if json_depth(data) > settings.SETTLE_MAX_JSON_DEPTH:
-        raise BadRequest(f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels")
+    """The nesting limit, for a body decoded here or arguments decoded by the MCP layer.
+    Walked a level at a time (objects and arrays count; a scalar body has depth 0), and
+    stopped at the first level past the limit."""
+    limit = settings.SETTLE_MAX_JSON_DEPTH
+    depth, level = 0, [data]
+    while level:
+        below: list = []
+        nested = False
+        for item in level:
+            if isinstance(item, dict):
+                below.extend(item.values())
+                nested = True
+            elif isinstance(item, list):
+                below.extend(item)
+                nested = True
+        if not nested:
+            break
+        depth += 1
+        if depth > limit:
+            raise BadRequest(f"the body is nested deeper than {limit} levels")
+        level = below
     return data
 
 
@@ -95,56 +127,47 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def json_depth(value: object) -> int:
-    depth, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            depth = max(depth, level)
-            stack.extend((child, level + 1) for child in item.values())
-        elif isinstance(item, list):
-            depth = max(depth, level)
-            stack.extend((child, level + 1) for child in item)
-    return depth
-
-
-def idempotency_key_from_header(value: str | None) -> str | None:
-    """`Idempotency-Key` as a plain token or an RFC 8941 quoted string."""
-    if value is None:
-        return None
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        value = value[1:-1]
-    return value
-
-
 def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRequest:
+    """Step 1's check of a request's shape: the request, or InvalidRequest naming every
+    problem, in a fixed order (unknown fields, then each field as read here)."""
     if header_key is not None:
-        if "request_id" not in data:
-            data = {**data, "request_id": header_key}
-        elif not _same_request_id(data["request_id"], header_key):
-            raise BadRequest("the Idempotency-Key header and the body's request_id differ")
-    problems = _Problems()
+        data = _with_header_key(data, header_key)
+    problems: dict[str, str] = {}
     for name in sorted(data.keys() - ENTRY_FIELDS):
-        problems.add(name, "unknown field")
-
-    request_id = problems.check("request_id", lambda: parse_request_id(data.get("request_id")))
-    entry_type = problems.check("type", lambda: _choice(data.get("type"), ENTRY_TYPES))
-    body = problems.check("body", lambda: _text(data.get("body"), 10_000, required=True))
-    mode = problems.check(
-        "submission_mode", lambda: _choice(data.get("submission_mode"), SUBMISSION_MODES)
-    )
-    actor = _parse_actor(data.get("actor", _MISSING), problems)
+        problems[name] = "unknown field"
+    request_id = None
+    try:
+        request_id = parse_request_id(data.get("request_id"))
+    except ValueError as error:
+        problems["request_id"] = str(error)
+    entry_type = _read(problems, "type", data.get("type"), ENTRY_TYPES)
+    body = _read(problems, "body", data.get("body"), BODY)
+    mode = _read(problems, "submission_mode", data.get("submission_mode"), SUBMISSION_MODES)
+    actor = {"name": "", "model": "", "trigger": ""}
+    given = data.get("actor")
+    if given is None:
+        problems["actor"] = "required"
+    elif not isinstance(given, dict):
+        problems["actor"] = "must be an object"
+    else:
+        for name in sorted(given.keys() - ACTOR_FIELDS):
+            problems[f"actor.{name}"] = "unknown field"
+        for name, rule in ACTOR_TEXTS:
+            actor[name] = _read(problems, f"actor.{name}", given.get(name), rule) or ""
     title, parent_id = None, None
     if entry_type == Entry.Type.QUESTION:
-        title = problems.check("title", lambda: _text(data.get("title"), 200, required=True))
+        title = _read(problems, "title", data.get("title"), TITLE)
         if data.get("parent_id") is not None:
-            problems.add("parent_id", "not allowed for a question")
+            problems["parent_id"] = "not allowed for a question"
     elif entry_type == Entry.Type.REPLY:
-        parent_id = problems.check("parent_id", lambda: _parent_id(data.get("parent_id")))
+        try:
+            parent_id = _parent_id(data.get("parent_id"))
+        except ValueError as error:
+            problems["parent_id"] = str(error)
         if data.get("title") is not None:
-            problems.add("title", "not allowed for a reply")
-    problems.raise_if_any()
+            problems["title"] = "not allowed for a reply"
+    if problems:
+        raise InvalidRequest([{"field": name, "problem": said} for name, said in problems.items()])
     return EntryRequest(
         request_id=request_id,
         type=entry_type,
@@ -159,7 +182,7 @@ def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRe
 
 
 def parse_request_id(value: object) -> uuid.UUID:
-    if value is None or value is _MISSING:
+    if value is None:
         raise ValueError("required")
     if not isinstance(value, str):
         raise ValueError("must be a string holding a UUID")
@@ -171,39 +194,56 @@ def parse_request_id(value: object) -> uuid.UUID:
     return parsed
 
 
-def _same_request_id(body_value: object, header_value: str) -> bool:
+def _with_header_key(data: dict, header_key: str) -> dict:
+    """The body with the `Idempotency-Key` header's request_id, which must agree with the
+    body's own when both are given."""
+    if "request_id" not in data:
+        return {**data, "request_id": header_key}
     try:
-        return parse_request_id(body_value) == parse_request_id(header_value)
+        same = parse_request_id(data["request_id"]) == parse_request_id(header_key)
     except ValueError:
-        return body_value == header_value
+        same = data["request_id"] == header_key
+    if not same:
+        raise BadRequest("the Idempotency-Key header and the body's request_id differ")
+    return data
 
 
-def _parse_actor(value: object, problems: "_Problems") -> dict[str, str]:
-    actor = {"name": "", "model": "", "trigger": ""}
-    if value is _MISSING or value is None:
-        problems.add("actor", "required")
-        return actor
-    if not isinstance(value, dict):
-        problems.add("actor", "must be an object")
-        return actor
-    for name in sorted(value.keys() - ACTOR_FIELDS):
-        problems.add(f"actor.{name}", "unknown field")
-    actor["name"] = problems.check(
-        "actor.name", lambda: _text(value.get("name"), 80, required=True, blank_ok=True)
-    ) or ""
-    for name in ("model", "trigger"):
-        actor[name] = problems.check(
-            f"actor.{name}", lambda n=name: _text(value.get(n), 80, required=False)
-        ) or ""
-    return actor
-
-
-def _choice(value: object, allowed: set[str]) -> str:
-    if value is None:
-        raise ValueError("required")
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError("must be one of " + ", ".join(sorted(allowed)))
-    return value
+def _read(
+    problems: dict[str, str], field: str, value: object, rule: Text | frozenset
+) -> str | None:
+    """`value` read by its rule, a set of choices or a Text: the value (text normalized:
+    Unicode NFC, `\\n` line endings, as it is checked, stored and digested), or None with
+    the first problem recorded under `field`."""
+    try:
+        if isinstance(rule, frozenset):
+            if value is None:
+                raise ValueError("required")
+            if not isinstance(value, str) or value not in rule:
+                raise ValueError("must be one of " + ", ".join(sorted(rule)))
+            return value
+        if value is None or (not rule.required and value == ""):
+            if rule.required:
+                raise ValueError("required")
+            return None
+        if not isinstance(value, str):
+            raise ValueError("must be a string")
+        if "\x00" in value:
+            raise ValueError("must not contain U+0000")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("must not contain a lone surrogate") from None
+        text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
+        if rule.required and not text:
+            raise ValueError("must not be empty")
+        if rule.required and not rule.blank_ok and not text.strip():
+            raise ValueError("must not be only white space")
+        if len(text) > rule.limit:
+            raise ValueError(f"must be at most {rule.limit} characters")
+        return text
+    except ValueError as error:
+        problems[field] = str(error)
+        return None
 
 
 def _parent_id(value: object) -> int:
@@ -218,70 +258,24 @@ def _parent_id(value: object) -> int:
     return value
 
 
-def _text(value: object, limit: int, *, required: bool, blank_ok: bool = False) -> str | None:
-    if value is None or (not required and value == ""):
-        if required:
-            raise ValueError("required")
-        return None
-    if not isinstance(value, str):
-        raise ValueError("must be a string")
-    if "\x00" in value:
-        raise ValueError("must not contain U+0000")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must not contain a lone surrogate") from None
-    text = normalize_text(value)
-    if required and not text:
-        raise ValueError("must not be empty")
-    if required and not blank_ok and not text.strip():
-        raise ValueError("must not be only white space")
-    if len(text) > limit:
-        raise ValueError(f"must be at most {limit} characters")
-    return text
-
-
-_MISSING = object()
-
-
-class _Problems:
-    def __init__(self) -> None:
-        self.fields: list[dict[str, str]] = []
-
-    def add(self, field: str, problem: str) -> None:
-        self.fields.append({"field": field, "problem": problem})
-
-    def check(self, field: str, read):
-        try:
-            return read()
-        except ValueError as error:
-            self.add(field, str(error))
-            return None
-
-    def raise_if_any(self) -> None:
-        if self.fields:
-            raise InvalidRequest(self.fields)
-
-
 # --- Writing entries back out -------------------------------------------------------
 
 
-def entry_url(entry: Entry, base_url: str) -> str:
-    if entry.type == Entry.Type.QUESTION:
-        return f"{base_url}/threads/{entry.pk}"
-    return f"{base_url}/threads/{entry.parent_id}#reply-{entry.pk}"
-
-
-def public_entry_object(entry: Entry, base_url: str) -> dict:
-    from board.cursors import bookmark_cursor
-
+def entry_object(
+    entry: Entry, receipt: Receipt | None = None, *, replayed: bool = False, base_url: str
+) -> dict:
+    """An entry as the API writes it; with its receipt, as its poster sees it (a post's
+    answer, an operation's result)."""
     bookmark = None
-    if entry.type == Entry.Type.REPLY:
+    if entry.type == Entry.Type.QUESTION:
+        url = f"{base_url}/threads/{entry.pk}"
+    else:
+        url = f"{base_url}/threads/{entry.parent_id}#reply-{entry.pk}"
         bookmark = (
             f"{base_url}/api/v1/threads/{entry.parent_id}/replies"
             f"?cursor={bookmark_cursor(entry.pk)}"
         )
-    return {
+    written = {
         "id": entry.pk,
         "type": entry.type,
         "parent_id": entry.parent_id,
@@ -295,19 +289,20 @@ def public_entry_object(entry: Entry, base_url: str) -> dict:
         "submission_mode": entry.submission_mode,
         "created_at": timestamp(entry.created_at),
         "visible": entry.visible,
-        "url": entry_url(entry, base_url),
+        "url": url,
         "bookmark_url": bookmark,
     }
+    if receipt is not None:
+        written["request_id"] = str(receipt.request_id)
+        written["replayed"] = replayed
+        written["route"] = receipt.first_route
+        written["receipt_expires_at"] = timestamp(receipt.receipt_expires_at)
+    return written
 
 
-def entry_object(entry: Entry, receipt: Receipt, *, replayed: bool, base_url: str) -> dict:
-    return {
-        **public_entry_object(entry, base_url),
-        "request_id": str(receipt.request_id),
-        "replayed": replayed,
-        "route": receipt.first_route,
-        "receipt_expires_at": timestamp(receipt.receipt_expires_at),
-    }
+def public_entry_object(entry: Entry, base_url: str) -> dict:
+    """An entry as anyone may read it (lists, threads, webhooks): no receipt fields."""
+    return entry_object(entry, base_url=base_url)
 
 
 def timestamp(moment: datetime | None) -> str | None:
@@ -367,7 +362,7 @@ CURSOR_FIELD_SCHEMA = {
 
 
 def text_field_schema(max_length: int, *, blank_ok: bool, nullable: bool = False) -> dict:
-    """A text field as `_text` checks it. Lengths count characters after normalization
+    """A text field as `_read` checks it. Lengths count characters after normalization
     (NFC, line endings made \\n), the server's count: a text NFC makes longer than it was
     sent (rare: a few decomposing characters) can pass this bound and still be refused."""
     return {

@@ -1,6 +1,6 @@
 """Digests that let a retry be compared without keeping the request's text.
 
-The text they digest arrives normalized (board/schemas.py `normalize_text`: Unicode NFC
+The text they digest arrives normalized (board/schemas.py `_read`: Unicode NFC
 and `\\n` line endings), so a client that resends the "same" text through another stack
 (CRLF, decomposed accents) is still recognised as the same request.
 """
@@ -11,14 +11,14 @@ import uuid
 from collections.abc import Mapping
 
 
-def field_digest(value: object) -> str:
-    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
-
-
 def field_digests(fields: Mapping[str, object]) -> dict[str, str]:
-    """One digest per top-level field, so a conflict can name the fields that differ."""
-    return {name: field_digest(value) for name, value in fields.items()}
+    """One digest per top-level field, so a conflict can name the fields that differ: the
+    first 32 hex digits of the SHA-256 of the field's canonical JSON."""
+    digests = {}
+    for name, value in fields.items():
+        canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        digests[name] = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    return digests
 
 
 def differing_fields(saved: Mapping[str, str], incoming: Mapping[str, str]) -> list[str]:
