@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import transaction
+from django.dispatch import receiver
 
 from board.models import Principal, RetentionPolicy
 
@@ -71,44 +73,50 @@ def environment_default(policy: str) -> int:
     return int(getattr(settings, _SETTINGS[policy]).total_seconds())
 
 
-# --- The per-process cache of the console's values ---------------------------------------
+# --- The per-process cache of the policies in force ---------------------------------------
 
-_cache: dict[str, int] = {}
-_cache_loaded_at: float | None = None
+# Every policy as it is in force: the console's value, else the environment's. Loaded at
+# most every SETTLE_RETENTION_CACHE_SECONDS, and whenever a retention setting changes
+# (tests), so a post reads its entry retention from memory.
+_in_force: dict[str, InForce] = {}
+_loaded_at: float | None = None
 
 
 def cache_clear() -> None:
-    """Forget the console's values: the next read loads them (a set in this process, tests)."""
-    global _cache_loaded_at
-    _cache_loaded_at = None
+    """Forget the values in force: the next read loads them (a set in this process, tests)."""
+    global _loaded_at
+    _loaded_at = None
 
 
-def _console_values(*, fresh: bool = False) -> dict[str, int]:
-    global _cache, _cache_loaded_at
+@receiver(setting_changed)
+def _retention_setting_changed(setting: str, **_signal) -> None:
+    if setting in POLICY_OF_SETTING:
+        cache_clear()
+
+
+def _policies(*, fresh: bool = False) -> dict[str, InForce]:
+    global _in_force, _loaded_at
     now = time.monotonic()
     ttl = settings.SETTLE_RETENTION_CACHE_SECONDS
-    if fresh or _cache_loaded_at is None or now - _cache_loaded_at >= ttl:
-        _cache = dict(RetentionPolicy.objects.values_list("name", "seconds"))
-        _cache_loaded_at = now
-    return _cache
+    if fresh or _loaded_at is None or now - _loaded_at >= ttl:
+        console = dict(RetentionPolicy.objects.values_list("name", "seconds"))
+        _in_force = {}
+        for name in POLICIES:
+            if name in console:
+                _in_force[name] = InForce(seconds=console[name], source=CONSOLE)
+            else:
+                _in_force[name] = InForce(seconds=environment_default(name), source=ENVIRONMENT)
+        _loaded_at = now
+    return _in_force
 
 
 def policy_in_force(policy: str, *, fresh: bool = False) -> InForce:
     """The console's value (cached, unless `fresh`), else the environment's."""
-    value = _console_values(fresh=fresh).get(policy)
-    if value is None:
-        return InForce(seconds=environment_default(policy), source=ENVIRONMENT)
-    return InForce(seconds=value, source=CONSOLE)
+    return _policies(fresh=fresh)[policy]
 
 
 def retention_current(*, fresh: bool = True) -> dict[str, InForce]:
-    values = _console_values(fresh=fresh)
-    return {
-        name: InForce(seconds=values[name], source=CONSOLE)
-        if name in values
-        else InForce(seconds=environment_default(name), source=ENVIRONMENT)
-        for name in POLICIES
-    }
+    return dict(_policies(fresh=fresh))
 
 
 def entry_retention_for(principal: Principal | None) -> timedelta:
@@ -116,7 +124,7 @@ def entry_retention_for(principal: Principal | None) -> timedelta:
     console's (cached), else the environment's. No statement when the cache is warm."""
     if principal is not None and principal.entry_retention is not None:
         return timedelta(seconds=principal.entry_retention)
-    return policy_in_force(ENTRY).duration
+    return timedelta(seconds=_policies()[ENTRY].seconds)
 
 
 def entry_overrides() -> dict[str, int]:
