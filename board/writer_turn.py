@@ -43,11 +43,19 @@ _turn = threading.local()  # .descriptor, .taken, .held: the post this thread ru
 @contextlib.contextmanager
 def writer_turn() -> Iterator[None]:
     """The block of one post's writes on SQLite: the turn `turn_take()` takes in it is
-    let go at its end. Nothing elsewhere."""
-    descriptor = _descriptor()
-    if descriptor is None:
+    let go at its end. Nothing elsewhere: a PostgreSQL database's name is no file (the
+    erasure's batches call this on every engine; the post reaches it only through
+    board/sql/sqlite.py), nor is an in-memory SQLite database's."""
+    name = str(connection.settings_dict["NAME"])
+    if connection.vendor != "sqlite" or name == ":memory:" or name.startswith("file:"):
         yield
         return
+    key = (name, os.getpid())
+    if getattr(_descriptors, "key", None) != key:
+        # A file object, not a bare descriptor: it closes when the thread's storage goes.
+        _descriptors.file = open(f"{name}-writers", "ab")  # noqa: SIM115 (lives with the thread)
+        _descriptors.key = key
+    descriptor = _descriptors.file.fileno()
     _turn.descriptor, _turn.taken, _turn.held = descriptor, False, False
     try:
         yield
@@ -59,44 +67,26 @@ def writer_turn() -> Iterator[None]:
 
 def turn_take() -> None:
     """Take the turn of the `writer_turn()` block this thread runs, once, before its
-    first write; nothing outside such a block."""
+    first write; nothing outside such a block. While another writer holds it, the tries
+    yield the processor for `_YIELDING`, then sleep between them (the module note says
+    why); after `SETTLE_CLAIM_WAIT_SECONDS` the post goes on without it."""
     descriptor = getattr(_turn, "descriptor", None)
     if descriptor is None or _turn.taken:
         return
     _turn.taken = True
-    _turn.held = _acquire(descriptor, settings.SETTLE_CLAIM_WAIT_SECONDS)
-
-
-def _descriptor() -> int | None:
-    # SQLite only: a PostgreSQL database's name is no file (the erasure's batches call
-    # this on every engine; the post reaches it only through board/sql/sqlite.py).
-    if connection.vendor != "sqlite":
-        return None
-    name = str(connection.settings_dict["NAME"])
-    if name == ":memory:" or name.startswith("file:"):
-        return None
-    path = f"{name}-writers"
-    key = (path, os.getpid())
-    if getattr(_descriptors, "key", None) != key:
-        # A file object, not a bare descriptor: it closes when the thread's storage goes.
-        _descriptors.file = open(path, "ab")  # noqa: SIM115 (lives with the thread)
-        _descriptors.key = key
-    return _descriptors.file.fileno()
-
-
-def _acquire(descriptor: int, seconds: float) -> bool:
     start = time.monotonic()
-    deadline = start + seconds
+    deadline = start + settings.SETTLE_CLAIM_WAIT_SECONDS
     yielding_until = start + _YIELDING
     wait = _FIRST_WAIT
     while True:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
+            _turn.held = True
+            return
         except BlockingIOError:
             now = time.monotonic()
             if now >= deadline:
-                return False
+                return
             if now < yielding_until:
                 os.sched_yield()
                 continue
