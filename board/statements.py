@@ -27,7 +27,7 @@ from django.db import connection
 
 from board import sql
 from board.models import AgentToken, PostingPolicy, Principal
-from board.sql.common import COUNTERS, counted_within
+from board.sql.common import COUNTED_WITHIN, COUNTERS
 from receipts.models import Receipt
 from receipts.statements import RECEIPT_SEEN_SQL
 
@@ -78,7 +78,13 @@ def _policy_and_token(row) -> tuple[PostingPolicy, TokenRow | None]:
         principal = Principal(
             pk=row[6], name=row[7], hourly_limit=row[8], entry_retention=row[9]
         )
-        token = TokenRow(id=row[4], last_used_at=_moment(row[5]), principal=principal)
+        # PostgreSQL returns aware datetimes; SQLite naive UTC ones, or text.
+        used = row[5]
+        if used is not None and not isinstance(used, datetime):
+            used = datetime.fromisoformat(used)
+        if used is not None and used.tzinfo is None:
+            used = used.replace(tzinfo=UTC)
+        token = TokenRow(id=row[4], last_used_at=used, principal=principal)
     return policy, token
 
 
@@ -212,7 +218,7 @@ def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
-            f"{counted_within('%s')} RETURNING count",
+            f"{COUNTED_WITHIN.format(limit='%s')} RETURNING count",
             [source, connection.ops.adapt_datetimefield_value(hour), limit],
         )
         return cursor.fetchone() is not None
@@ -236,10 +242,3 @@ def token_touch(*, token_id: int, now: datetime) -> None:
             [connection.ops.adapt_datetimefield_value(now), token_id],
         )
 
-
-def _moment(value) -> datetime | None:
-    # PostgreSQL returns aware datetimes; SQLite naive UTC ones, or text.
-    if value is None:
-        return None
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -10,11 +10,8 @@ ADMITTED_COLUMNS = (
     "last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source"
 )
 
-
-def counted_within(limit_sql: str) -> str:
-    """The conditional upsert every counter write ends with (the table aliased `c`): one
-    more, unless the count has reached `limit_sql`; a refused take is not counted."""
-    return (
-        f"ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 "
-        f"WHERE c.count < {limit_sql}"
-    )
+# The conditional upsert every counter write ends with (the table aliased `c`): one more,
+# unless the count has reached `{limit}` (an SQL expression); a refused take is not counted.
+COUNTED_WITHIN = (
+    "ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 WHERE c.count < {limit}"
+)

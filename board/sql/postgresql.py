@@ -5,7 +5,7 @@ from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row 
 from django.db import connection
 
 from board.models import Entry
-from board.sql.common import ADMITTED_COLUMNS, COUNTERS, counted_within
+from board.sql.common import ADMITTED_COLUMNS, COUNTED_WITHIN, COUNTERS
 from receipts.sql.postgresql import no_flush_wait
 
 
@@ -13,8 +13,8 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     """The admission in ONE statement (board.statements.posting_admit_count): the caller
     read and the counters counted by data-modifying CTEs, the overall take only for an
     admitted caller without a committed receipt. The row, and the sources counted."""
-    within_limit = counted_within(
-        "(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
+    within_limit = COUNTED_WITHIN.format(
+        limit="(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
         "ELSE caller.overall_limit END FROM caller)"
     )
     cursor.execute(

@@ -2,7 +2,7 @@
 write transactions already exclude each other, so nothing here locks rows."""
 
 from board.models import Entry
-from board.sql.common import ADMITTED_COLUMNS, COUNTERS, counted_within
+from board.sql.common import ADMITTED_COLUMNS, COUNTED_WITHIN, COUNTERS
 from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the post's turn)
 
 
@@ -18,22 +18,31 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     row = cursor.fetchone()
     turn_take()  # the caller is read: the post's writes begin here
     source, source_limit, overall_limit, admitted = row[11:15]
-    wanted = [(source, source_limit)]
-    if admitted and not row[10]:
-        wanted.append((overall, overall_limit))
-    wanted = [(name, int(limit)) for name, limit in wanted if limit > 0]
+    # What to count: the source, and the overall counter for an admitted caller without
+    # a committed receipt; a limit of 0 counts nothing.
+    wanted = []
+    if source_limit > 0:
+        wanted.append((source, int(source_limit)))
+    if admitted and not row[10] and overall_limit > 0:
+        wanted.append((overall, int(overall_limit)))
     if not wanted:
         return row, []
-    names = [name for name, _ in wanted]
-    limit_case = "CASE c.source " + " ".join(f"WHEN %s THEN {limit}" for _, limit in wanted)
+    names, cases = [], ""
+    for name, limit in wanted:
+        names.append(name)
+        cases += f"WHEN %s THEN {limit} "
     # `WHERE true`: SQLite's parser needs it before ON CONFLICT after a SELECT.
     cursor.execute(
         f"INSERT INTO {COUNTERS} AS c (source, hour, count) "
-        f"SELECT column1, %s, 1 FROM (VALUES {', '.join(['(%s)'] * len(wanted))}) "
-        f"WHERE true {counted_within(limit_case + ' END')} RETURNING source",
+        f"SELECT column1, %s, 1 FROM (VALUES {', '.join(['(%s)'] * len(names))}) "
+        f"WHERE true {COUNTED_WITHIN.format(limit=f'CASE c.source {cases}END')} "
+        f"RETURNING source",
         [hour, *names, *names],
     )
-    return row, [found[0] for found in cursor.fetchall()]
+    counted = []
+    for (name,) in cursor.fetchall():
+        counted.append(name)
+    return row, counted
 
 
 def question_public_locked(question_id: int) -> bool:
