@@ -8,6 +8,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -15,7 +16,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from board import selectors, services
-from board.callers import Caller, bearer_token, caller_authenticate, client_address
+from board.callers import Caller, caller_authenticate, client_address
 from board.exceptions import (
     Answer,
     BoardError,
@@ -65,21 +66,32 @@ def base_url(request: HttpRequest) -> str:
     return settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
 
 
-def request_token(request: HttpRequest) -> str | None:
-    return bearer_token(request.headers.get("Authorization"))
+@dataclass(frozen=True)
+class Sender:
+    """What a request says about who sends it: the token of its `Authorization: Bearer`
+    header (a header with another scheme is kept whole, to be refused as an unknown
+    token), and the client's address (SPEC 4, `client_address`)."""
+
+    token: str | None
+    address: str
 
 
-def request_address(request: HttpRequest) -> str:
-    return client_address(
+def request_sender(request: HttpRequest) -> Sender:
+    token = request.headers.get("Authorization") or None
+    if token is not None:
+        scheme, _, credentials = token.strip().partition(" ")
+        if scheme.lower() == "bearer":
+            token = credentials.strip()
+    address = client_address(
         request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
     )
+    return Sender(token=token, address=address)
 
 
 def request_caller(request: HttpRequest) -> Caller:
     """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
-    return caller_authenticate(
-        token=request_token(request), address=request_address(request)
-    )
+    sender = request_sender(request)
+    return caller_authenticate(token=sender.token, address=sender.address)
 
 
 def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:

@@ -15,10 +15,9 @@ from board.answers import (
     operation_answer,
     read_failed,
     reply_list_answer,
-    request_address,
     request_caller,
     request_id_answer,
-    request_token,
+    request_sender,
     thread_answer,
     thread_list_answer,
 )
@@ -39,7 +38,6 @@ from board.schemas import (
     PUBLIC_ENTRY_SCHEMA,
     REQUEST_ID_SCHEMA,
     THREAD_SCHEMA,
-    idempotency_key_from_header,
     openapi_responses,
     page_schema,
 )
@@ -122,12 +120,19 @@ def post_entry(request: HttpRequest):
         body = request.body
     except RequestDataTooBig:  # Django's own cap, above ours: refused after the token check
         body = None
+    # `Idempotency-Key`: a plain token or an RFC 8941 quoted string.
+    header_key = request.headers.get("Idempotency-Key")
+    if header_key is not None:
+        header_key = header_key.strip()
+        if len(header_key) >= 2 and header_key[0] == header_key[-1] == '"':
+            header_key = header_key[1:-1]
+    sender = request_sender(request)
     return answer_response(
         entry_post_answer(
-            token=request_token(request),
-            address=request_address(request),
+            token=sender.token,
+            address=sender.address,
             body=body,
-            header_key=idempotency_key_from_header(request.headers.get("Idempotency-Key")),
+            header_key=header_key,
             route="api",
             base=base_url(request),
         )

@@ -25,20 +25,16 @@ ANONYMOUS_SCOPE = "anonymous"
 
 @dataclass(frozen=True)
 class Caller:
+    """Who calls: a principal's scope is both its idempotency scope and its rate-limit
+    source; an anonymous caller shares one scope, and its source is its address's."""
+
     principal: Principal | None
-    address_source: str
+    scope: str
+    source: str
     # The token the caller presented, and when it was last recorded as used: a post that
     # succeeds records its use (at most once a minute) without reading the token again.
     token_id: int | None = None
     token_used_at: datetime | None = None
-
-    @property
-    def scope(self) -> str:
-        return self.principal.scope if self.principal else ANONYMOUS_SCOPE
-
-    @property
-    def source(self) -> str:
-        return self.principal.scope if self.principal else self.address_source
 
 
 def client_address(remote_addr: str, forwarded_for: str | None) -> str:
@@ -87,16 +83,6 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an `Authorization: Bearer ...` header; anything else is no token."""
-    if not authorization:
-        return None
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return authorization  # present but unusable: refused as an unknown token
-    return token.strip()
-
-
 @dataclass(frozen=True)
 class Admission:
     """Who is calling and the posting policy as the call arrived: one read (the MCP
@@ -111,17 +97,14 @@ def caller_admit(*, token: str | None, address: str) -> Admission:
     raises Unauthorized. Reads never write: a token's last use is recorded only by a
     write that succeeded."""
     policy, found = statements.posting_read(None if token is None else token_hash(token))
-    caller = _caller_of(found, token, address)
-    if caller is None:
-        raise Unauthorized()
-    return Admission(caller=caller, policy=policy)
+    return Admission(caller=caller_of(found, token, address), policy=policy)
 
 
 def caller_authenticate(*, token: str | None, address: str) -> Caller:
     """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
     A call without a token needs no database (POST /request-ids answers with none)."""
     if token is None:
-        return Caller(principal=None, address_source=address_source(address))
+        return caller_of(None, None, address)
     return caller_admit(token=token, address=address).caller
 
 
@@ -156,7 +139,7 @@ def post_admit(
         )
     except DatabaseError as error:
         raise fault_answer(error, what="post before its claim") from None
-    caller = _caller_checked(_caller_of(admitted.token, token, address))
+    caller = caller_of(admitted.token, token, address, posting=True)
     return PostAdmission(caller=caller, policy=admitted.policy, taken=admitted.taken)
 
 
@@ -167,7 +150,7 @@ def post_refusal_count(*, token: str | None, address: str, now: datetime) -> Non
     with nothing_saved_if_failed():
         policy, found = statements.posting_read(None if token is None else token_hash(token))
     try:
-        _caller_checked(_caller_of(found, token, address))
+        caller_of(found, token, address, posting=True)
     finally:
         with nothing_saved_if_failed():
             limits.counter_take(
@@ -177,26 +160,23 @@ def post_refusal_count(*, token: str | None, address: str, now: datetime) -> Non
             )
 
 
-def _caller_of(
-    found: statements.TokenRow | None, token: str | None, address: str
-) -> Caller | None:
-    """The caller a read token row stands for; None for a token that was not found."""
-    source = address_source(address)
-    if found is None:
-        return None if token is not None else Caller(principal=None, address_source=source)
-    return Caller(
-        principal=found.principal,
-        address_source=source,
-        token_id=found.id,
-        token_used_at=found.last_used_at,
-    )
-
-
-def _caller_checked(caller: Caller | None) -> Caller:
-    """Step 1's token check: an unknown or revoked token, or none where anonymous posting
-    is off, is refused."""
-    if caller is None:
+def caller_of(
+    found: statements.TokenRow | None, token: str | None, address: str, *, posting: bool = False
+) -> Caller:
+    """The caller a read token row stands for (found None: no token, or one not found).
+    Step 1's token check: an unknown or revoked token is refused with Unauthorized, and,
+    for a post, so is no token where anonymous posting is off."""
+    if found is not None:
+        scope = found.principal.scope
+        return Caller(
+            principal=found.principal,
+            scope=scope,
+            source=scope,
+            token_id=found.id,
+            token_used_at=found.last_used_at,
+        )
+    if token is not None:
         raise Unauthorized()
-    if caller.principal is None and not settings.SETTLE_ALLOW_ANONYMOUS:
+    if posting and not settings.SETTLE_ALLOW_ANONYMOUS:
         raise Unauthorized("posting needs a bearer token on this server")
-    return caller
+    return Caller(principal=None, scope=ANONYMOUS_SCOPE, source=address_source(address))

@@ -34,7 +34,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board.answers import request_address, request_token
+from board.answers import request_sender
 from board.callers import caller_admit
 from board.exceptions import Unauthorized, error_answer
 from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
@@ -166,9 +166,8 @@ def _serve(request: HttpRequest) -> HttpResponse:
 
     try:
         # Once a request: the tools read `request.caller`, as views read `request.user`.
-        request.caller = caller_admit(
-            token=request_token(request), address=request_address(request)
-        ).caller
+        sender = request_sender(request)
+        request.caller = caller_admit(token=sender.token, address=sender.address).caller
     except Unauthorized as error:
         if _is_post_entry_call(request):
             # Refused before any tool runs, yet still a post an operator wants counted.

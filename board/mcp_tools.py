@@ -22,9 +22,8 @@ from board.answers import (
     entry_post_answer,
     operation_answer,
     reply_list_answer,
-    request_address,
     request_id_answer,
-    request_token,
+    request_sender,
     thread_answer,
     thread_list_answer,
 )
@@ -188,9 +187,10 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
     # The post judges the token as HTTP does (the transport's check is for every tool).
+    sender = request_sender(request)
     return entry_post_answer(
-        token=request_token(request),
-        address=request_address(request),
+        token=sender.token,
+        address=sender.address,
         body=arguments,
         header_key=None,
         route="mcp",
