@@ -17,24 +17,11 @@ from django.db import DatabaseError
 
 from board import limits, statements
 from board.exceptions import Unauthorized
-from board.models import PostingPolicy, Principal
+from board.models import PostingPolicy
+from board.statements import Caller  # made from its token row there, or anonymous here
 from receipts.faults import fault_answer, nothing_saved_if_failed
 
 ANONYMOUS_SCOPE = "anonymous"
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who calls: a principal's scope is both its idempotency scope and its rate-limit
-    source; an anonymous caller shares one scope, and its source is its address's."""
-
-    principal: Principal | None
-    scope: str
-    source: str
-    # The token the caller presented, and when it was last recorded as used: a post that
-    # succeeds records its use (at most once a minute) without reading the token again.
-    token_id: int | None = None
-    token_used_at: datetime | None = None
 
 
 def client_address(remote_addr: str, forwarded_for: str | None) -> str:
@@ -97,14 +84,14 @@ def caller_admit(*, token: str | None, address: str) -> Admission:
     raises Unauthorized. Reads never write: a token's last use is recorded only by a
     write that succeeded."""
     policy, found = statements.posting_read(None if token is None else token_hash(token))
-    return Admission(caller=caller_of(found, token, address), policy=policy)
+    return Admission(caller=found or anonymous_caller(token, address), policy=policy)
 
 
 def caller_authenticate(*, token: str | None, address: str) -> Caller:
     """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
     A call without a token needs no database (POST /request-ids answers with none)."""
     if token is None:
-        return caller_of(None, None, address)
+        return anonymous_caller(None, address)
     return caller_admit(token=token, address=address).caller
 
 
@@ -139,7 +126,7 @@ def post_admit(
         )
     except DatabaseError as error:
         raise fault_answer(error, what="post before its claim") from None
-    caller = caller_of(admitted.token, token, address, posting=True)
+    caller = admitted.caller or anonymous_caller(token, address, posting=True)
     return PostAdmission(caller=caller, policy=admitted.policy, taken=admitted.taken)
 
 
@@ -150,7 +137,7 @@ def post_refusal_count(*, token: str | None, address: str, now: datetime) -> Non
     with nothing_saved_if_failed():
         policy, found = statements.posting_read(None if token is None else token_hash(token))
     try:
-        caller_of(found, token, address, posting=True)
+        found or anonymous_caller(token, address, posting=True)
     finally:
         with nothing_saved_if_failed():
             limits.counter_take(
@@ -160,21 +147,11 @@ def post_refusal_count(*, token: str | None, address: str, now: datetime) -> Non
             )
 
 
-def caller_of(
-    found: statements.TokenRow | None, token: str | None, address: str, *, posting: bool = False
-) -> Caller:
-    """The caller a read token row stands for (found None: no token, or one not found).
-    Step 1's token check: an unknown or revoked token is refused with Unauthorized, and,
-    for a post, so is no token where anonymous posting is off."""
-    if found is not None:
-        scope = found.principal.scope
-        return Caller(
-            principal=found.principal,
-            scope=scope,
-            source=scope,
-            token_id=found.id,
-            token_used_at=found.last_used_at,
-        )
+def anonymous_caller(token: str | None, address: str, *, posting: bool = False) -> Caller:
+    """The caller where no live token was found (a token's own caller comes with its
+    row: `statements.Caller`). Step 1's token check: a token presented, unknown or
+    revoked, is refused with Unauthorized, and, for a post, so is no token where
+    anonymous posting is off."""
     if token is not None:
         raise Unauthorized()
     if posting and not settings.SETTLE_ALLOW_ANONYMOUS:

@@ -37,10 +37,19 @@ _PRINCIPALS = Principal._meta.db_table
 
 
 @dataclass(frozen=True)
-class TokenRow:
-    id: int
-    last_used_at: datetime | None
-    principal: Principal
+class Caller:
+    """Who calls: a principal's scope (its key, read with its token) is both its
+    idempotency scope and its rate-limit source; an anonymous caller (board.callers,
+    where the board imports this from) shares one scope, and its source is its
+    address's. Defined with the statements that read it from a token row."""
+
+    principal: Principal | None
+    scope: str
+    source: str
+    # The token the caller presented, and when it was last recorded as used: a post that
+    # succeeds records its use (at most once a minute) without reading the token again.
+    token_id: int | None = None
+    token_used_at: datetime | None = None
 
 
 # Replaces two ORM reads (the policy row by pk, the token with select_related): one
@@ -49,7 +58,8 @@ class TokenRow:
 # both are LEFT JOINs to a one-row anchor.
 _POSTING_READ_SQL = f"""
     SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-        t.id, t.last_used_at, pr.id, pr.name, pr.hourly_limit, pr.entry_retention
+        t.id, t.last_used_at, pr.id, pr.name, pr.hourly_limit, pr.entry_retention,
+        CAST(%s AS text) || pr.id
     FROM (SELECT 1 AS one) AS anchor
     LEFT JOIN {_POLICY} p ON p.id = 1
     LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
@@ -57,23 +67,24 @@ _POSTING_READ_SQL = f"""
 """
 
 
-def posting_read(token_hash: str | None) -> tuple[PostingPolicy, TokenRow | None]:
-    """The posting policy and, when a token hash is given, its live token and principal."""
+def posting_read(token_hash: str | None) -> tuple[PostingPolicy, Caller | None]:
+    """The posting policy and, when a token hash is given, the caller of its live token."""
     with connection.cursor() as cursor:
-        cursor.execute(_POSTING_READ_SQL, [token_hash])
-        return _policy_and_token(cursor.fetchone())
+        cursor.execute(_POSTING_READ_SQL, [Principal.KEY_PREFIX, token_hash])
+        return _policy_and_caller(cursor.fetchone())
 
 
-def _policy_and_token(row) -> tuple[PostingPolicy, TokenRow | None]:
-    """The policy and token of a row that starts with `_POSTING_READ_SQL`'s columns; the
-    principal's own entry retention comes with it, so a post reads it for free."""
+def _policy_and_caller(row) -> tuple[PostingPolicy, Caller | None]:
+    """The policy and the token's caller of a row that starts with `_POSTING_READ_SQL`'s
+    columns; the principal's own entry retention comes with it, so a post reads it for
+    free."""
     policy = PostingPolicy(pk=1)
     if row[0] is not None:
         policy.paused = bool(row[0])
         policy.pause_reason = row[1]
         policy.source_hourly_limit = row[2]
         policy.overall_hourly_limit = row[3]
-    token = None
+    caller = None
     if row[4] is not None:
         principal = Principal(
             pk=row[6], name=row[7], hourly_limit=row[8], entry_retention=row[9]
@@ -84,8 +95,11 @@ def _policy_and_token(row) -> tuple[PostingPolicy, TokenRow | None]:
             used = datetime.fromisoformat(used)
         if used is not None and used.tzinfo is None:
             used = used.replace(tzinfo=UTC)
-        token = TokenRow(id=row[4], last_used_at=used, principal=principal)
-    return policy, token
+        caller = Caller(
+            principal=principal, scope=row[10], source=row[10], token_id=row[4],
+            token_used_at=used,
+        )
+    return policy, caller
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,7 @@ class Admitted:
     """What `posting_admit_count` read, and what it counted."""
 
     policy: PostingPolicy
-    token: TokenRow | None
+    caller: Caller | None  # None: no live token (board.callers decides who that is)
     taken: Taken
 
 
@@ -198,11 +212,11 @@ def posting_admit_count(
             cursor, caller_cte, caller_params,
             connection.ops.adapt_datetimefield_value(hour), overall,
         )
-    policy, token = _policy_and_token(row)
-    seen, source = bool(row[10]), row[11]
+    policy, caller = _policy_and_caller(row)
+    seen, source = bool(row[11]), row[12]
     return Admitted(
         policy=policy,
-        token=token,
+        caller=caller,
         taken=Taken(
             source=source in counted,
             overall=None if seen else overall in counted,

@@ -7,7 +7,8 @@ COUNTERS = HourlyCounter._meta.db_table
 # The columns every admission answers with, in this order (board.statements reads them).
 ADMITTED_COLUMNS = (
     "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
-    "last_used_at, principal_id, name, hourly_limit, entry_retention, seen, source"
+    "last_used_at, principal_id, name, hourly_limit, entry_retention, principal_key, seen, "
+    "source"
 )
 
 # The conditional upsert every counter write ends with (the table aliased `c`): one more,

@@ -36,7 +36,7 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
         [*caller_params, hour, overall],
     )
     row = cursor.fetchone()
-    return row, row[12]
+    return row, row[13]
 
 
 def question_public_locked(question_id: int) -> bool:

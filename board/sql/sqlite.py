@@ -17,13 +17,13 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     )
     row = cursor.fetchone()
     turn_take()  # the caller is read: the post's writes begin here
-    source, source_limit, overall_limit, admitted = row[11:15]
+    source, source_limit, overall_limit, admitted = row[12:16]
     # What to count: the source, and the overall counter for an admitted caller without
     # a committed receipt; a limit of 0 counts nothing.
     wanted = []
     if source_limit > 0:
         wanted.append((source, int(source_limit)))
-    if admitted and not row[10] and overall_limit > 0:
+    if admitted and not row[11] and overall_limit > 0:
         wanted.append((overall, int(overall_limit)))
     if not wanted:
         return row, []
