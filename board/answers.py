@@ -94,20 +94,28 @@ def request_caller(request: HttpRequest) -> Caller:
     return caller_authenticate(token=sender.token, address=sender.address)
 
 
+ANSWERED_ERRORS = (BoardError, ReceiptError, DatabaseError)
+
+
+def refusal_answer(error: BoardError | ReceiptError | DatabaseError) -> Answer:
+    """A refusal's answer, through the one mapping `error_answer`."""
+    if isinstance(error, DatabaseError):
+        # Writes translate their own faults inside entry_post; what reaches here
+        # failed before anything was written. Log the class, never the text.
+        log.warning("call failed with %s", type(error).__name__)
+        return error_answer(read_failed(error))
+    return error_answer(error)
+
+
 def answers(function: Callable[..., Answer]) -> Callable[..., Answer]:
-    """Turn a call's refusal into its answer, through the one mapping `error_answer`."""
+    """Turn a call's refusal into its answer, through `refusal_answer`."""
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs) -> Answer:
         try:
             return function(*args, **kwargs)
-        except (BoardError, ReceiptError) as error:
-            return error_answer(error)
-        except DatabaseError as error:
-            # Writes translate their own faults inside entry_post; what reaches here
-            # failed before anything was written. Log the class, never the text.
-            log.warning("call failed with %s", type(error).__name__)
-            return error_answer(read_failed(error))
+        except ANSWERED_ERRORS as error:
+            return refusal_answer(error)
 
     return wrapper
 
@@ -132,14 +140,17 @@ def parse_entry_id(raw: str) -> int:
 
 
 @metrics.counted_post
-@answers
 def entry_post_answer(
     *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,
     route: str, base: str,
 ) -> Answer:
-    posted = services.entry_post(
-        token=token, address=address, body=body, header_key=header_key, route=route
-    )
+    # Only the service call refuses: its refusals are answered here as `@answers` would.
+    try:
+        posted = services.entry_post(
+            token=token, address=address, body=body, header_key=header_key, route=route
+        )
+    except ANSWERED_ERRORS as error:
+        return refusal_answer(error)
     answer = entry_object(posted.entry, posted.receipt, replayed=posted.replayed, base_url=base)
     headers = {"Location": f"/api/v1/operations/{posted.receipt.request_id}"}
     if posted.replayed:
