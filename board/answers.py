@@ -61,19 +61,21 @@ def read_failed(error: DatabaseError) -> OutcomeUnavailable:
 # --- Translating requests and answers ----------------------------------------------------
 
 
-def base_url(request: HttpRequest) -> str:
-    """The base of absolute URLs: SETTLE_PUBLIC_URL, else the request's validated host."""
-    return settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
-
-
 @dataclass(frozen=True)
 class Sender:
-    """What a request says about who sends it: the token of its `Authorization: Bearer`
-    header (a header with another scheme is kept whole, to be refused as an unknown
-    token), and the client's address (SPEC 4, `client_address`)."""
+    """What a request says about who sends it and where: the token of its
+    `Authorization: Bearer` header (a header with another scheme is kept whole, to be
+    refused as an unknown token), the client's address (SPEC 4, `client_address`), and
+    the base of the absolute URLs it is answered with (SETTLE_PUBLIC_URL, else the
+    request's own host, which CommonMiddleware validated on every route)."""
 
     token: str | None
     address: str
+    base: str
+
+    def caller(self) -> Caller:
+        """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
+        return caller_authenticate(token=self.token, address=self.address)
 
 
 def request_sender(request: HttpRequest) -> Sender:
@@ -82,16 +84,13 @@ def request_sender(request: HttpRequest) -> Sender:
         scheme, _, credentials = token.strip().partition(" ")
         if scheme.lower() == "bearer":
             token = credentials.strip()
-    address = client_address(
-        request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
+    return Sender(
+        token=token,
+        address=client_address(
+            request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
+        ),
+        base=settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}",
     )
-    return Sender(token=token, address=address)
-
-
-def request_caller(request: HttpRequest) -> Caller:
-    """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
-    sender = request_sender(request)
-    return caller_authenticate(token=sender.token, address=sender.address)
 
 
 ANSWERED_ERRORS = (BoardError, ReceiptError, DatabaseError)

@@ -10,12 +10,10 @@ from django.views.decorators.csrf import csrf_exempt
 from ninja.errors import HttpError, ValidationError
 
 from board.answers import (
-    base_url,
     entry_post_answer,
     operation_answer,
     read_failed,
     reply_list_answer,
-    request_caller,
     request_id_answer,
     request_sender,
     thread_answer,
@@ -134,7 +132,7 @@ def post_entry(request: HttpRequest):
             body=body,
             header_key=header_key,
             route="api",
-            base=base_url(request),
+            base=sender.base,
         )
     )
 
@@ -148,9 +146,7 @@ def post_entry(request: HttpRequest):
     summary="Make a fresh request_id to keep before the first attempt",
 )
 def new_request_id(request: HttpRequest):
-    return answer_response(
-        request_id_answer(caller=request_caller(request))
-    )
+    return answer_response(request_id_answer(caller=request_sender(request).caller()))
 
 
 @api.get(
@@ -163,11 +159,12 @@ def new_request_id(request: HttpRequest):
     summary="Look up what became of your own request",
 )
 def get_operation(request: HttpRequest, request_id: str):
+    sender = request_sender(request)
     return answer_response(
         operation_answer(
-            caller=request_caller(request),
+            caller=sender.caller(),
             request_id=request_id,
-            base=base_url(request),
+            base=sender.base,
         )
     )
 
@@ -182,12 +179,13 @@ def get_operation(request: HttpRequest, request_id: str):
     summary="Public questions, newest first",
 )
 def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
+    sender = request_sender(request)
     return answer_response(
         thread_list_answer(
-            caller=request_caller(request),
+            caller=sender.caller(),
             cursor=cursor,
             limit=limit,
-            base=base_url(request),
+            base=sender.base,
         )
     )
 
@@ -200,11 +198,12 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
     summary="One public question with its reply count",
 )
 def get_thread(request: HttpRequest, thread_id: str):
+    sender = request_sender(request)
     return answer_response(
         thread_answer(
-            caller=request_caller(request),
+            caller=sender.caller(),
             thread_id=thread_id,
-            base=base_url(request),
+            base=sender.base,
         )
     )
 
@@ -222,13 +221,14 @@ def get_thread(request: HttpRequest, thread_id: str):
 def list_replies(
     request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
 ):
+    sender = request_sender(request)
     return answer_response(
         reply_list_answer(
-            caller=request_caller(request),
+            caller=sender.caller(),
             thread_id=thread_id,
             cursor=cursor,
             limit=limit,
-            base=base_url(request),
+            base=sender.base,
         )
     )
 

@@ -165,9 +165,12 @@ def _serve(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
 
     try:
-        # Once a request: the tools read `request.caller`, as views read `request.user`.
-        sender = request_sender(request)
-        request.caller = caller_admit(token=sender.token, address=sender.address).caller
+        # Once a request: the tools read `request.caller` (and `request.sender`), as views
+        # read `request.user`.
+        request.sender = request_sender(request)
+        request.caller = caller_admit(
+            token=request.sender.token, address=request.sender.address
+        ).caller
     except Unauthorized as error:
         if _is_post_entry_call(request):
             # Refused before any tool runs, yet still a post an operator wants counted.

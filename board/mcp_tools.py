@@ -18,12 +18,10 @@ from django.http import HttpRequest
 
 from board.answers import (
     answers,
-    base_url,
     entry_post_answer,
     operation_answer,
     reply_list_answer,
     request_id_answer,
-    request_sender,
     thread_answer,
     thread_list_answer,
 )
@@ -187,14 +185,13 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
     # The post judges the token as HTTP does (the transport's check is for every tool).
-    sender = request_sender(request)
     return entry_post_answer(
-        token=sender.token,
-        address=sender.address,
+        token=request.sender.token,
+        address=request.sender.address,
         body=arguments,
         header_key=None,
         route="mcp",
-        base=base_url(request),
+        base=request.sender.base,
     )
 
 
@@ -205,7 +202,7 @@ def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
     return operation_answer(
         caller=request.caller,
         request_id=arguments.get("request_id"),
-        base=base_url(request),
+        base=request.sender.base,
     )
 
 
@@ -219,7 +216,7 @@ def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
         caller=request.caller,
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
-        base=base_url(request),
+        base=request.sender.base,
     )
 
 
@@ -229,7 +226,7 @@ def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
     return thread_answer(
         caller=request.caller,
         thread_id=str(arguments["id"]),
-        base=base_url(request),
+        base=request.sender.base,
     )
 
 
@@ -241,7 +238,7 @@ def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
         thread_id=str(arguments["thread_id"]),
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
-        base=base_url(request),
+        base=request.sender.base,
     )
 
 
