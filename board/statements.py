@@ -134,7 +134,8 @@ def caller_sql(
 ) -> tuple[str, list]:
     """Two CTEs, `presented` and `caller`: the policy and the token as read, then who the
     caller is in SQL (source, source_limit, overall_limit, admitted, seen), the rules of
-    `Caller.source`, `Caller.scope`, `limits.source_hourly_limit` and step 1's check."""
+    `Caller` (`callers.anonymous_caller` for a caller without a live token),
+    `limits.source_hourly_limit` and step 1's check."""
     seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
     anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
     cte = f"""presented AS (
@@ -184,9 +185,10 @@ def posting_admit_count(
 
     The statement decides in SQL what board/callers.py and board/limits.py say in Python
     (tests/board/test_rules.py compares them on generated input): the source is the
-    principal's key, else the address (`Caller.source`); the scope the principal's key,
-    else the anonymous one (`Caller.scope`); the source limit the principal's, else the
-    console's, else the environment's (`limits.source_hourly_limit`). A caller that step
+    principal's key, else the address (`Caller.source`, `callers.anonymous_caller`); the
+    scope the principal's key, else the anonymous one (`Caller.scope`); the source limit
+    the principal's, else the console's, else the environment's
+    (`limits.source_hourly_limit`). A caller that step
     1 refuses (an unknown or revoked token, or no token where anonymous posting is off)
     is counted against its address under the console's limit, and takes nothing from the
     overall counter; the caller raises the refusal.
