@@ -91,3 +91,13 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
         source, source_limit, overall, sql_admitted, seen = cursor.fetchone()
 
     assert (source, source_limit, overall, bool(sql_admitted), bool(seen)) == in_python
+
+
+def test_a_token_callers_scope_is_its_principals_key():
+    # The statements read a token's caller with the principal's key written in SQL; it
+    # must be the key Python writes (Principal.scope), which receipts are found by.
+    principal, token = moderation.token_issue(actor="test", name=f"rules-{uuid.uuid4().hex[:8]}")
+
+    _, found = statements.posting_read(callers.token_hash(token))
+
+    assert found.scope == found.source == principal.scope
