@@ -9,28 +9,29 @@ How a write runs (SPEC 5.1 step 3 and 7):
    delete or a purge that holds it, and reads the receipt as they left it), counts the
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
    from an earlier read: a delete that commits first makes it `410 deleted`.
-2. Anything else claims its identity `(scope, operation, request_id)` in a transaction
-   by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique constraint is the
-   lock: on PostgreSQL a second transaction with the same identity waits inside that
-   INSERT until the first commits or rolls back (bounded by `lock_timeout`, which the
-   claim statement itself sets for its transaction: `sql.postgresql.wait_bound`); on
-   SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. `receipt_claim`
-   returns the `Claim`, or None for a committed receipt: rolled back, the caller
+2. Anything else is `receipt_write`: it claims its identity `(scope, operation,
+   request_id)` by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique
+   constraint is the lock: on PostgreSQL a second transaction with the same identity
+   waits inside that INSERT until the first commits or rolls back (bounded by
+   `lock_timeout`, which the claim statement itself sets for its transaction:
+   `sql.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN IMMEDIATE`,
+   so claims queue. A claim lost to a committed receipt returns None: the caller
    replays (step 1).
-3. A request that won the claim checks for a tombstone in a statement *after* the claim,
+3. A write that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
    commits first, the retry sees one of the two and answers `410`, never a second effect.
-   `Claim.refuse(error)` makes this check before it raises the caller's refusal.
-4. `Claim.fulfil(effect)` makes the effect and the receipt records it; both commit
-   together when `with claim:` ends. Given as an `Effect` (one row and its companions'),
-   the tombstone check, the rows, the receipt's `result_id` and the attempt log are ONE
-   statement on PostgreSQL. Anything raised rolls the claim back: the request never
-   began and a later retry is judged afresh. No code of the caller runs inside the
-   engine: the caller's checks run in its own `with claim:` block.
+   Then the caller's refusal (decided before the claim) and its `Guard` (SQL read in the
+   same transaction) are answered, in that order.
+4. Otherwise the effect (an `Effect`: one row and its companions' rows) is made with
+   the id the claim reserved, the attempt logged, and all commit with the receipt. A
+   refused write leaves nothing. No code of the caller runs inside the engine: on
+   PostgreSQL the claim and the write are two statements sent in one round trip
+   (receipts/sql/postgresql.py `write`), so there is no moment for it.
 
-Faults are told truthfully (receipts/faults.py, the one translation): an error before
-COMMIT was sent means nothing was saved (`not_committed`); an error from COMMIT itself
+Faults are told truthfully (receipts/faults.py, the one translation): an error the
+database reports before anything commits means nothing was saved (`not_committed`); a
+connection lost once COMMIT was sent (on PostgreSQL it travels with the statements)
 means we cannot tell (`unknown`). The statements are per engine: receipts/sql/.
 """
 

@@ -177,7 +177,7 @@ def new_posts_held(*, thread: threading.Thread | None = None) -> Iterator[Callab
     helper holds from another session. Only posts made in `thread` are held (any, when
     None). Yields `held()`, which waits until a post is held and returns its backend's
     pid (0 if none is within 10 s)."""
-    holder = other_connection()
+    holder = other_connection(past_the_pooler=True)
     holder.execute("SELECT pg_advisory_lock(%s)", [HELD])
 
     def wait_in_the_write(sender, now, **kwargs):
@@ -213,12 +213,19 @@ def new_posts_held(*, thread: threading.Thread | None = None) -> Iterator[Callab
         holder.close()
 
 
-def other_connection() -> psycopg.Connection:
-    """A second PostgreSQL session to the test database, outside Django."""
+def other_connection(*, past_the_pooler: bool = False) -> psycopg.Connection:
+    """A second PostgreSQL session to the test database, outside Django. Past the pooler:
+    to the server itself even when the tests run through PgBouncer (.ci/run), for a
+    session lock, which a pooler in transaction mode would hand to other clients."""
     params = connection.settings_dict
+    host, port = params["HOST"], params["PORT"] or 5432
+    if past_the_pooler:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT host(inet_server_addr()), inet_server_port()")
+            host, port = cursor.fetchone()
     return psycopg.connect(
-        dbname=params["NAME"], user=params["USER"], host=params["HOST"],
-        port=params["PORT"] or 5432, password=params["PASSWORD"] or None, autocommit=True,
+        dbname=params["NAME"], user=params["USER"], host=host, port=port,
+        password=params["PASSWORD"] or None, autocommit=True,
     )
 
 
