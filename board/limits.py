@@ -68,13 +68,14 @@ class OverallTake:
         """The entry is committed: the take stands."""
         self.kept = True
 
-    def take_late(self, policy: PostingPolicy) -> bool:
-        """Take it now, inside the claim's transaction: the identity's receipt was seen,
-        then purged before the claim (rare). The take commits or rolls back with the
-        transaction, so nothing is given back by hand."""
-        return counter_take(
+    def take(self, policy: PostingPolicy) -> bool:
+        """Take it now: the identity's receipt was seen, then purged before this post
+        could replay it (rare). Provisional like the admission's: given back unless kept."""
+        self.taken = counter_take(
             source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=self.now
         )
+        self.refused = not self.taken
+        return self.taken
 
     def _give_back(self) -> None:
         try:

@@ -255,6 +255,9 @@ def _parent_id(value: object) -> int:
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError("must be an integer")
+    if value > ENTRY_ID_MAX:
+        # Past any entry's id (the documented maximum): no column could even hold it.
+        raise ValueError(f"must be at most {ENTRY_ID_MAX}")
     return value
 
 

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
@@ -142,13 +142,15 @@ def entry_post(
     steps in the contract's order. Each refusal is a BoardError or ReceiptError that the
     routes answer through board.exceptions.error_answer.
 
-    Statements on PostgreSQL for a new question (tests/board/test_statement_budget.py):
-    the admission (one autocommit statement that reads the token and the policy, counts,
-    takes from the overall limit provisionally and looks for a committed receipt),
-    BEGIN, the claim (which reserves the entry's id), the entry with its attempt log and
-    the outbox's rows, COMMIT: five, and exactly one durable commit. A replay: the
-    admission and one autocommit statement (receipts.statements). On SQLite the post's
-    writes take their turn after the caller is read (board/writer_turn.py).
+    Round trips on PostgreSQL for a new question (tests/board/test_statement_budget.py):
+    two. The admission: one autocommit statement that reads the token and the policy,
+    counts, takes from the overall limit provisionally and looks for a committed
+    receipt; its counters commit at once, so no post holds a counter's row while its
+    entry commits. Then the write: the claim (which reserves the entry's id) and the
+    entry with its attempt log and the outbox's rows, two statements sent together in
+    one transaction with exactly one durable commit (receipts/sql/postgresql.py
+    `write`). A replay: the admission and one autocommit statement. On SQLite the
+    post's writes take their turn after the caller is read (board/writer_turn.py).
     """
     now = now or timezone.now()
     # Step 1: the token, then the request's shape; a refusal writes only its count.
@@ -179,37 +181,25 @@ def entry_post(
                 raise RateLimited(limit="source", retry_after=limits.seconds_to_next_hour(now))
             # Step 3: a request whose receipt is committed is answered from it.
             settled = receipts.receipt_replay(**asked, model=Entry) if taken.seen else None
-            claim = None
             if settled is None:
-                claim = receipts.receipt_claim(
-                    **asked, retention=retention.entry_retention_for(caller.principal),
-                    model=Entry,
-                )
-            if settled is None and claim is None:  # committed while this claim waited
-                settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
-            if settled is not None:
-                _token_touch(caller, now)
-                return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=True)
-            with claim:
-                # Steps 4 to 6, in the claim's transaction (a tombstone still answers first).
-                refusal = _refusal_after_claim(policy, overall, request, now)
-                if refusal is not None:
-                    claim.refuse(refusal)
-                # Step 7: the entry, its receipt and the outbox's rows commit together.
-                companions = _entry_companions(now)
-                entry, returned = claim.fulfil(
-                    receipts.Effect(
+                # Steps 4 to 7 in the claim's transaction, a tombstone answering first.
+                settled = receipts.receipt_write(
+                    **asked,
+                    retention=retention.entry_retention_for(caller.principal),
+                    effect=receipts.Effect(
                         model=Entry,
                         values=_entry_values(request, caller, route, now),
-                        companions=companions,
-                    )
+                        companions=_entry_companions(now),
+                    ),
+                    refusal=_refusal_before_claim(policy, overall, now),
+                    guard=_parent_open(request, now),
                 )
-                for companion, rows in zip(companions, returned, strict=True):
-                    companion.made(rows)
-                signals.entry_created.send(sender=Entry, entry=entry, now=now)
-            overall.keep()
+            if settled is None:  # committed while this claim waited
+                settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
+            if not settled.replayed:
+                overall.keep()
         _token_touch(caller, now)
-    return PostedEntry(entry=entry, receipt=claim.receipt, replayed=False)
+    return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
 
 
 def _json_object(body: bytes | dict | None) -> dict:
@@ -224,19 +214,33 @@ def _attempt_rate_limited(asked: dict) -> None:
     )
 
 
-def _refusal_after_claim(
-    policy: PostingPolicy, overall: limits.OverallTake, request: EntryRequest, now: datetime
+def _refusal_before_claim(
+    policy: PostingPolicy, overall: limits.OverallTake, now: datetime
 ) -> BoardError | None:
-    """Steps 4 to 6: what refuses a claimed post, in the contract's order."""
-    # `policy` was read as the call arrived: a pause that lands while this transaction
-    # runs did not exist when the agent asked, so it is judged without.
+    """Steps 4 and 5, known before the claim; the engine answers them after the claim's
+    tombstone check (step 3 first). `policy` was read as the call arrived: a pause that
+    lands meanwhile did not exist when the agent asked, so it is judged without."""
     if policy.paused:
         return PostingPaused(reason=policy.pause_reason)
-    if overall.refused or (not overall.taken and not overall.take_late(policy)):
+    if not (overall.taken or overall.take(policy)):
         return RateLimited(limit="overall", retry_after=limits.seconds_to_next_hour(now))
-    if request.type == Entry.Type.REPLY and not _question_open(request.parent_id, now):
-        return ParentUnavailable()
     return None
+
+
+def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard | None:
+    """Step 6 as the write's guard: a reply's parent is a public question whose receipt
+    has not expired, read (and on PostgreSQL held against the purge) in the write's own
+    transaction: board/sql/."""
+    if request.type != Entry.Type.REPLY:
+        return None
+    return receipts.Guard(
+        sql=sql.for_connection().QUESTION_OPEN_SQL,
+        params=(
+            request.parent_id, Entry.Type.QUESTION.value, POST_ENTRY, request.parent_id,
+            Receipt.State.SUCCEEDED.value, connection.ops.adapt_datetimefield_value(now),
+        ),
+        error=ParentUnavailable(),
+    )
 
 
 def _entry_companions(now: datetime) -> list[receipts.Companion]:
@@ -262,30 +266,6 @@ def _entry_values(request: EntryRequest, caller: Caller, route: str, now: dateti
         "principal_id": caller.principal.pk if caller.principal else None,
         "created_at": now,
     }
-
-
-def _question_open(parent_id: int, now: datetime) -> bool:
-    """Step 6: a reply's parent is a public question whose receipt has not expired."""
-    return _question_public_locked(parent_id) and Receipt.objects.filter(
-        operation=POST_ENTRY,
-        result_id=parent_id,
-        state=Receipt.State.SUCCEEDED,
-        receipt_expires_at__gt=now,
-    ).exists()
-
-
-def _question_public_locked(question_id: int) -> bool:
-    """Whether the question is public, holding it against the retention purge until this
-    write commits.
-
-    The purge claims a thread by locking its question row (FOR UPDATE SKIP LOCKED). With
-    FOR KEY SHARE here (replies do not block each other), a purge that comes second
-    leaves the thread alone, and a purge that came first makes this wait and then find
-    the question gone (422). Without it, a reply accepted just before the question's
-    expiry could fail its foreign key at COMMIT, an `unknown` outcome. SQLite needs
-    nothing: its write transactions already exclude each other.
-    """
-    return sql.for_connection().question_public_locked(question_id)
 
 
 def request_id_new() -> uuid.UUID:

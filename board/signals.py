@@ -2,20 +2,17 @@
 
 Dependencies point one way (receipts <- board <- maintenance <- moderation), yet
 `maintenance` must write its outbox rows inside the entry's own transaction. The board
-sends these signals inside that transaction; receivers connect in their app's `ready()`.
+asks for them with `entry_companions` and sends the deletions' signals inside their
+transactions; receivers connect in their app's `ready()`.
 """
 
 from django.dispatch import Signal
 
-# Sent inside the transaction that creates a new entry (a 201, never a replay), as its
-# row is about to be written: each receiver returns a `receipts.services.Companion`, rows
-# written with the entry (in the entry's own statement on PostgreSQL), or None. This is
+# Sent as a new entry is about to be written (a 201, never a replay), before its
+# transaction: each receiver returns a `receipts.services.Companion`, rows written with
+# the entry in its transaction (in the entry's own statement on PostgreSQL), or None. This is
 # how the outbox's deliveries commit with their entry. Keyword arguments: `now`.
 entry_companions = Signal()
-
-# Sent inside the transaction that creates a new entry (a 201, never a replay), after the
-# entry row is written. Keyword arguments: `entry`, `now`.
-entry_created = Signal()
 
 # Sent inside the transaction that deletes an entry, after it is blanked and its receipt
 # marked deleted. Keyword arguments: `entry`, `now`.

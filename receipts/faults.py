@@ -20,6 +20,16 @@ log = logging.getLogger(__name__)
 LOCK_NOT_AVAILABLE = "55P03"
 
 
+class Fault(Exception):
+    """A database error an engine's write met, and where: `on_identity` when it came
+    from the claim (so a wait past the bound was a wait for another attempt of the same
+    identity), `committing` when the commit may have happened."""
+
+    def __init__(self, error: DatabaseError, *, on_identity: bool, committing: bool) -> None:
+        super().__init__(str(error))
+        self.error, self.on_identity, self.committing = error, on_identity, committing
+
+
 def sqlstate(error: BaseException) -> str | None:
     cause = error.__cause__ or error
     return getattr(cause, "sqlstate", None) or getattr(cause, "sqlite_errorname", None)

@@ -9,28 +9,29 @@ How a write runs (SPEC 5.1 step 3 and 7):
    delete or a purge that holds it, and reads the receipt as they left it), counts the
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
    from an earlier read: a delete that commits first makes it `410 deleted`.
-2. Anything else claims its identity `(scope, operation, request_id)` in a transaction
-   by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique constraint is the
-   lock: on PostgreSQL a second transaction with the same identity waits inside that
-   INSERT until the first commits or rolls back (bounded by `lock_timeout`, which the
-   claim statement itself sets for its transaction: `sql.postgresql.wait_bound`); on
-   SQLite the whole transaction is `BEGIN IMMEDIATE`, so claims queue. `receipt_claim`
-   returns the `Claim`, or None for a committed receipt: rolled back, the caller
+2. Anything else is `receipt_write`: it claims its identity `(scope, operation,
+   request_id)` by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique
+   constraint is the lock: on PostgreSQL a second transaction with the same identity
+   waits inside that INSERT until the first commits or rolls back (bounded by
+   `lock_timeout`, which the claim statement itself sets for its transaction:
+   `sql.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN IMMEDIATE`,
+   so claims queue. A claim lost to a committed receipt returns None: the caller
    replays (step 1).
-3. A request that won the claim checks for a tombstone in a statement *after* the claim,
+3. A write that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
    commits first, the retry sees one of the two and answers `410`, never a second effect.
-   `Claim.refuse(error)` makes this check before it raises the caller's refusal.
-4. `Claim.fulfil(effect)` makes the effect and the receipt records it; both commit
-   together when `with claim:` ends. Given as an `Effect` (one row and its companions'),
-   the tombstone check, the rows, the receipt's `result_id` and the attempt log are ONE
-   statement on PostgreSQL. Anything raised rolls the claim back: the request never
-   began and a later retry is judged afresh. No code of the caller runs inside the
-   engine: the caller's checks run in its own `with claim:` block.
+   Then the caller's refusal (decided before the claim) and its `Guard` (SQL read in the
+   same transaction) are answered, in that order.
+4. Otherwise the effect (an `Effect`: one row and its companions' rows) is made with
+   the id the claim reserved, the attempt logged, and all commit with the receipt. A
+   refused write leaves nothing. No code of the caller runs inside the engine: on
+   PostgreSQL the claim and the write are two statements sent in one round trip
+   (receipts/sql/postgresql.py `write`), so there is no moment for it.
 
-Faults are told truthfully (receipts/faults.py, the one translation): an error before
-COMMIT was sent means nothing was saved (`not_committed`); an error from COMMIT itself
+Faults are told truthfully (receipts/faults.py, the one translation): an error the
+database reports before anything commits means nothing was saved (`not_committed`); a
+connection lost once COMMIT was sent (on PostgreSQL it travels with the statements)
 means we cannot tell (`unknown`). The statements are per engine: receipts/sql/.
 """
 
@@ -41,9 +42,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NoReturn
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 from django.db.models import Model
 
 from receipts import sql, statements
@@ -55,7 +55,7 @@ from receipts.exceptions import (
     RequestExpired,
     RequestInProgress,
 )
-from receipts.faults import fault_answer, sqlstate
+from receipts.faults import Fault, fault_answer, sqlstate
 from receipts.fingerprint import differing_fields, field_digests, identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-exported)
@@ -132,10 +132,6 @@ class Effect:
     companions: Sequence[Companion] = ()
 
 
-class _ClaimLost(Exception):
-    """The identity has a committed receipt: leave the claim's transaction."""
-
-
 @dataclass(frozen=True)
 class _Asked:
     """One call of a write: who asks for what, by which route, when."""
@@ -175,94 +171,72 @@ def receipt_replay(
     return settled
 
 
-def receipt_claim(
+def receipt_write(
     *,
     identity: Identity,
     content: Mapping[str, object],
     route: str,
     now: datetime,
     retention: timedelta,
-    model: type[Model],
-) -> "Claim | None":
-    """Claim `identity` in a new transaction (step 2 of the module note): a `Claim` to
-    refuse or fulfil inside `with claim:`, or None when the identity already has a
-    committed receipt (the transaction is rolled back: replay it). A claim that waited
-    past its bound for another attempt raises RequestInProgress; a fault, `not_committed`.
+    effect: Effect,
+    refusal: Exception | None = None,
+    guard: "Guard | None" = None,
+) -> Settled | None:
+    """Claim `identity` and make `effect` in ONE transaction (steps 2 to 4 of the module
+    note); None when the identity already has a committed receipt (replay it).
+
+    After the claim, in the contract's order: a tombstone refuses (`410`), then the
+    caller's `refusal` (what it knew before the claim: a pause, a limit), then its
+    `guard` (a condition read in the same transaction). A refused write leaves nothing;
+    its attempt is logged. A claim that waited past its bound for another attempt raises
+    RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
     asked = _Asked(identity, content, route, now)
-    atomic = transaction.atomic()
+    claim = _claim_row(asked, now + retention)
     try:
-        atomic.__enter__()
-        try:
-            receipt = _claim(asked, now + retention, model)
-            if receipt is None:
-                raise _ClaimLost()
-        except BaseException as error:
-            atomic.__exit__(type(error), error, error.__traceback__)  # ROLLBACK
-            raise
-    except _ClaimLost:
-        return None
-    except DatabaseError as error:
-        answer = fault_answer(error, on_identity=True, what=f"claim for {identity.operation}")
+        written = sql.for_connection().write(
+            claim, asked.identity, effect, route, now, refusal is None, guard
+        )
+    except Fault as fault:
+        answer = fault_answer(
+            fault.error, on_identity=fault.on_identity, committing=fault.committing,
+            what=f"write for {identity.operation}",
+        )
         _record_attempt(asked, answer)
         raise answer from None
-    return Claim(asked, receipt, atomic)
+    if written is None:
+        return None
+    receipt, result, tombstone, returned = written
+    verdict = (
+        statements.tombstone_error(tombstone) if tombstone is not None
+        else refusal if refusal is not None
+        else guard.error if result is None
+        else None
+    )
+    if verdict is not None:
+        _record_attempt(asked, verdict)
+        raise verdict
+    for companion, rows in zip(effect.companions, returned, strict=True):
+        companion.made(rows)
+    return Settled(receipt=receipt, result=result, replayed=False)
 
 
-class Claim:
-    """A claimed identity inside its transaction, which `with claim:` ends: committed
-    when the block ends normally, rolled back when it raises. The write is then either
-    refused (`refuse`) or made (`fulfil`); every refusal and fault is logged with the
-    attempt after the rollback, and a fault is answered through receipts.faults."""
+@dataclass(frozen=True)
+class Guard:
+    """What a write needs besides its identity, read in the write's own transaction
+    after the claim and the tombstone: an SQL boolean expression with its parameters,
+    and the error that refuses the write when it is false. The expression may lock what
+    it reads until the write commits (the board's reply locks its question)."""
 
-    def __init__(self, asked: _Asked, receipt: Receipt, atomic: transaction.Atomic) -> None:
-        self._asked = asked
-        self._atomic = atomic
-        self.receipt = receipt
-
-    def refuse(self, error: Exception) -> NoReturn:
-        """Refuse with the caller's check that comes after step 3; a tombstone is step 3
-        of the contract, so it answers first."""
-        _refuse_if_tombstoned(self._asked.identity, self._asked.now)
-        raise error
-
-    def fulfil(self, effect: Effect) -> tuple[Model, list[list]]:
-        """Make the effect (refused by a tombstone) and record it on the receipt; the
-        new row, and for each companion the `returning` values of the rows it wrote."""
-        asked = self._asked
-        result, returned = sql.for_connection().create_effect(
-            asked.identity, self.receipt, effect, asked.route, asked.now
-        )
-        self.receipt.result_id = result.pk
-        return result, returned
-
-    def __enter__(self) -> "Claim":
-        return self
-
-    def __exit__(self, kind, error, traceback) -> bool:
-        if error is None:
-            try:
-                self._atomic.__exit__(None, None, None)  # COMMIT
-            except DatabaseError as fault:
-                answer = fault_answer(
-                    fault, committing=True, what=f"write for {self._asked.identity.operation}"
-                )
-                _record_attempt(self._asked, answer)
-                raise answer from None
-            return False
-        self._atomic.__exit__(kind, error, traceback)  # ROLLBACK
-        if isinstance(error, DatabaseError):
-            answer = fault_answer(error, what=f"write for {self._asked.identity.operation}")
-            _record_attempt(self._asked, answer)
-            raise answer from None
-        if isinstance(error, Exception):
-            _record_attempt(self._asked, error)
-        return False
+    sql: str
+    params: tuple
+    error: Exception
 
 
-def _claim(asked: _Asked, expires_at: datetime, model: type[Model]) -> Receipt | None:
-    """Insert the receipt; None when the identity already has one (committed by now).
-    The engine may reserve the effect's id with the claim (`result_id_at_claim`)."""
+def _claim_row(asked: _Asked, expires_at: datetime) -> tuple[Receipt, list]:
+    """The receipt a claim inserts, and its parameters in `statements.CLAIM_FIELDS`
+    order (adapted by hand: the fields' own get_db_prep_save, JSONField's above all, was
+    a third of the claim's time)."""
     identity, now = asked.identity, asked.now
     receipt = Receipt(
         scope=identity.scope,
@@ -276,21 +250,13 @@ def _claim(asked: _Asked, expires_at: datetime, model: type[Model]) -> Receipt |
         last_seen_at=now,
         receipt_expires_at=expires_at,
     )
-    # Adapted by hand: the fields' own get_db_prep_save (JSONField's above all) was a
-    # third of this function's time.
     moment = connection.ops.adapt_datetimefield_value
     params = [
         identity.scope, identity.operation, _uuid_param(identity.request_id),
-        json.dumps(dict(asked.digests)), Receipt.State.SUCCEEDED.value, asked.route, 1,
+        json.dumps(receipt.digests), Receipt.State.SUCCEEDED.value, asked.route, 1,
         moment(now), moment(now), moment(expires_at),
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql.for_connection().claim_sql(model), params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    receipt.id, receipt.result_id = row
-    return receipt
+    return receipt, params
 
 
 def _uuid_param(value: uuid.UUID):
@@ -350,12 +316,6 @@ def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> Rec
 
 
 # --- Tombstones and the attempt log -----------------------------------------------------------
-
-
-def _refuse_if_tombstoned(identity: Identity, now: datetime) -> None:
-    verdict = _tombstone_verdict(identity, now)
-    if verdict is not None:
-        raise verdict
 
 
 def _tombstone_verdict(identity: Identity, now: datetime) -> ReceiptError | None:

@@ -5,17 +5,23 @@ hold tokens, `anonymous` holds none, `operator` is a superuser for the console.
 """
 
 import json
+import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import psycopg
 import pytest
 from django.db import connection
 from django.test import Client
 
 from board.models import Entry, HourlyCounter
+from board.signals import entry_companions
 from moderation import services as moderation
 from receipts.models import Attempt, Receipt, Tombstone
+from receipts.services import Companion
 from tests.chromium import api, browser_page, playwright_chromium  # noqa: F401  (fixtures)
 
 
@@ -157,6 +163,69 @@ def backend_waits_on_a_lock(timeout: float = 10) -> bool:
                 return True
             time.sleep(0.05)
     return False
+
+
+HELD = 7_310_001  # the advisory lock `new_posts_held` holds
+
+
+@contextmanager
+def new_posts_held(*, thread: threading.Thread | None = None) -> Iterator[Callable[[], int]]:
+    """Hold new posts (PostgreSQL) inside their write's transaction, after the claim and
+    the entry row are written, until the block ends: a companion (the hook through which
+    the outbox writes its rows with the entry) whose rows wait for an advisory lock this
+    helper holds from another session. Only posts made in `thread` are held (any, when
+    None). Yields `held()`, which waits until a post is held and returns its backend's
+    pid (0 if none is within 10 s)."""
+    holder = other_connection(past_the_pooler=True)
+    holder.execute("SELECT pg_advisory_lock(%s)", [HELD])
+
+    def wait_in_the_write(sender, now, **kwargs):
+        if thread is not None and threading.current_thread() is not thread:
+            return None
+        return Companion(
+            table=Attempt._meta.db_table, columns=("detail",), link="receipt_id",
+            # Reads `made` (the entry's CTE), so it runs after the entry; lifts the
+            # claim's wait bound for itself, waits, then yields no row.
+            rows_sql=f"SELECT '' FROM made WHERE (SELECT pg_advisory_xact_lock_shared({HELD}) "
+            f"FROM (SELECT set_config('lock_timeout', '0', true)) AS unbounded)::text IS NULL",
+            params=(), returning="id", made=lambda rows: None,
+        )
+
+    def held() -> int:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = holder.execute(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' "
+                "AND datname = current_database()"
+            ).fetchone()
+            if row:
+                return row[0]
+            time.sleep(0.05)
+        return 0
+
+    entry_companions.connect(wait_in_the_write, sender=Entry, weak=False)
+    try:
+        yield held
+    finally:
+        entry_companions.disconnect(wait_in_the_write, sender=Entry)
+        holder.execute("SELECT pg_advisory_unlock(%s)", [HELD])
+        holder.close()
+
+
+def other_connection(*, past_the_pooler: bool = False) -> psycopg.Connection:
+    """A second PostgreSQL session to the test database, outside Django. Past the pooler:
+    to the server itself even when the tests run through PgBouncer (.ci/run), for a
+    session lock, which a pooler in transaction mode would hand to other clients."""
+    params = connection.settings_dict
+    host, port = params["HOST"], params["PORT"] or 5432
+    if past_the_pooler:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT host(inet_server_addr()), inet_server_port()")
+            host, port = cursor.fetchone()
+    return psycopg.connect(
+        dbname=params["NAME"], user=params["USER"], host=host, port=port,
+        password=params["PASSWORD"] or None, autocommit=True,
+    )
 
 
 __all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "issue_agent"]

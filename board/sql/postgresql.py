@@ -2,10 +2,13 @@
 
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 
-from django.db import connection
-
 from board.models import Entry
-from board.sql.common import ADMITTED_COLUMNS, COUNTED_WITHIN, COUNTERS
+from board.sql.common import (
+    ADMITTED_COLUMNS,
+    COUNTED_WITHIN,
+    COUNTERS,
+    QUESTION_RECEIPT_LIVE_SQL,
+)
 from receipts.sql.postgresql import no_flush_wait
 
 
@@ -39,17 +42,17 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     return row, row[13]
 
 
-def question_public_locked(question_id: int) -> bool:
-    """Whether the question is public, holding it with FOR KEY SHARE (replies do not
-    block each other) against the retention purge until this write commits: see
-    board.services._question_public_locked."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
-            f"AND visible AND deleted_at IS NULL FOR KEY SHARE",
-            [question_id, Entry.Type.QUESTION.value],
-        )
-        return cursor.fetchone() is not None
+# Step 6 as the write's guard (receipts.services.Guard): a reply's parent is a public
+# question whose receipt has not expired. The question is held with FOR KEY SHARE
+# (replies do not block each other) until the reply commits: the retention purge claims
+# a thread by locking its question (FOR UPDATE SKIP LOCKED), so a purge that comes second
+# leaves the thread alone, and one that came first makes the reply wait and find the
+# question gone (422). Without it, a reply accepted just before its question's expiry
+# could fail its foreign key at COMMIT: an `unknown` outcome.
+QUESTION_OPEN_SQL = (
+    f"EXISTS (SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
+    f"AND visible AND deleted_at IS NULL FOR KEY SHARE) AND {QUESTION_RECEIPT_LIVE_SQL}"
+)
 
 
 def live_entries_locked(live):

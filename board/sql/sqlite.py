@@ -2,7 +2,12 @@
 write transactions already exclude each other, so nothing here locks rows."""
 
 from board.models import Entry
-from board.sql.common import ADMITTED_COLUMNS, COUNTED_WITHIN, COUNTERS
+from board.sql.common import (
+    ADMITTED_COLUMNS,
+    COUNTED_WITHIN,
+    COUNTERS,
+    QUESTION_RECEIPT_LIVE_SQL,
+)
 from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the post's turn)
 
 
@@ -45,11 +50,12 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     return row, counted
 
 
-def question_public_locked(question_id: int) -> bool:
-    """Whether the question is public; SQLite's write transaction already holds it."""
-    return Entry.objects.filter(
-        pk=question_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
-    ).exists()
+# Step 6 as the write's guard (receipts.services.Guard): a reply's parent is a public
+# question whose receipt has not expired. SQLite's write transaction already holds it.
+QUESTION_OPEN_SQL = (
+    f"EXISTS (SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
+    f"AND visible AND deleted_at IS NULL) AND {QUESTION_RECEIPT_LIVE_SQL}"
+)
 
 
 def live_entries_locked(live):

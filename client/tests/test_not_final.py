@@ -58,16 +58,10 @@ def test_in_progress_while_another_attempt_holds_the_claim_is_tried_again(
     in_progress, waits its Retry-After and settles by the replay once that one commits."""
     from django.test import Client as DjangoClient
 
-    from board.models import Entry
-    from board.signals import entry_created
+    from tests.conftest import new_posts_held
 
     request_id = new_id()
     request = question_request(request_id, "Busy?", f"identity {request_id}", {"name": "x"})
-    holding, release = threading.Event(), threading.Event()
-
-    def hold_the_claim(sender, entry, now, **kwargs):  # inside the write's transaction
-        holding.set()
-        release.wait(30)
 
     def earlier_attempt() -> None:
         try:
@@ -77,19 +71,22 @@ def test_in_progress_while_another_attempt_holds_the_claim_is_tried_again(
         finally:
             connection.close()
 
-    entry_created.connect(hold_the_claim, sender=Entry)
     earlier = threading.Thread(target=earlier_attempt)
-    try:
+    with new_posts_held(thread=earlier) as held:  # inside the write's transaction
         earlier.start()
-        assert holding.wait(10)
-        proxy.on_forwarded = release.set  # the client's first attempt has its answer
-        settled = client_for(proxy, token, journal, transport, deadline=20.0,
-                             attempt_timeout=10.0).post_question(
-            "Busy?", f"identity {request_id}", actor={"name": "x"}, request_id=request_id)
-    finally:
-        release.set()
-        earlier.join()
-        entry_created.disconnect(hold_the_claim, sender=Entry)
+        assert held()
+        released = threading.Event()
+        proxy.on_forwarded = released.set  # the client's first attempt has its answer
+        settled_in = {}
+        settling = threading.Thread(target=lambda: settled_in.update(settled=client_for(
+            proxy, token, journal, transport, deadline=20.0, attempt_timeout=10.0
+        ).post_question("Busy?", f"identity {request_id}", actor={"name": "x"},
+                        request_id=request_id)))
+        settling.start()
+        assert released.wait(15)
+    earlier.join()
+    settling.join(30)
+    settled = settled_in["settled"]
 
     assert b"in_progress" in proxy.seen.answers[0]
     assert settled.how == "replayed"

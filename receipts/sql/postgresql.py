@@ -14,11 +14,13 @@ and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilati
 
 import functools
 import json
+from contextlib import nullcontext
 from datetime import UTC
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 
+from receipts.faults import Fault, sqlstate
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.statements import (
     ATTEMPTS,
@@ -27,7 +29,6 @@ from receipts.statements import (
     RECEIPTS,
     adapted,
     receipt_from_row,
-    tombstone_error,
 )
 
 
@@ -72,8 +73,10 @@ def wait_bound() -> str:
 def claim_sql(model) -> str:
     """The claim: the receipt INSERTed with `ON CONFLICT DO NOTHING`, its row SELECTed
     from `wait_bound()`, so the bound is set for the transaction before the INSERT can
-    wait on another claim, and the effect's id reserved (`result_id_at_claim`). Built
-    once; it used to be assembled (fields, quoting) on every request."""
+    wait on another claim, and the effect's id reserved (`result_id_at_claim`). One row
+    always: the receipt's id and result_id, NULL when the claim is lost, and the id left
+    in the transaction's setting CLAIMED for `write`'s second statement (set either way,
+    so nothing an earlier write of the same transaction left is read). Built once."""
     # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
     # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
     columns = [f.column for f in CLAIM_FIELDS] + ["result_id"]
@@ -82,9 +85,11 @@ def claim_sql(model) -> str:
         for f in CLAIM_FIELDS
     ] + [result_id_at_claim(model)]
     return (
-        f"INSERT INTO {RECEIPTS} ({', '.join(columns)}) SELECT {', '.join(values)} "
-        f"FROM (SELECT {wait_bound()}) AS bound "
-        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id"
+        f"WITH claimed AS (INSERT INTO {RECEIPTS} ({', '.join(columns)}) "
+        f"SELECT {', '.join(values)} FROM (SELECT {wait_bound()}) AS bound "
+        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id) "
+        f"SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed), "
+        f"set_config('{CLAIMED}', COALESCE((SELECT id::text FROM claimed), ''), true)"
     )
 
 
@@ -166,38 +171,73 @@ def result_id_at_claim(model) -> str:
         f"'{model._meta.pk.column}'))"
     )
 
-def create_effect(identity, receipt, effect, route, now):
-    # One statement after the claim: the tombstone read (a statement of its own after
-    # the claim, so it sees what a purge the claim waited for committed), the row
-    # with the id its receipt reserved (only when no tombstone), the attempt log and
-    # the effect's companions (receipts.services.Companion). It replaces four ORM
-    # statements, and one more a companion.
+# A transaction-local setting: the claim's receipt id, for the statement after it.
+CLAIMED = "settle.claimed"
+
+
+def write(claim, identity, effect, route, now, unrefused, guard):
+    """The claim and the write in ONE round trip: the claim and the statement after it
+    are sent together in psycopg's pipeline mode, and the pipeline's one Sync ends the
+    implicit transaction they share (PostgreSQL commits it, durably, or rolls it back on
+    any error). The second statement still has a snapshot of its own, taken after the
+    claim's wait, so the tombstone read sees what a purge the claim waited for left.
+
+    It replaces BEGIN, the claim, the effect's statement and COMMIT (four round trips,
+    tests/board/test_statement_budget.py). Nothing of the caller runs between the two,
+    so what the caller decides after the claim is decided in SQL: `unrefused` (its
+    refusal, known before) and its `guard`. A refused write withdraws the claim
+    (DELETE of the row the claim inserted) and commits nothing else.
+
+    Faults, told apart by where psycopg met them: an error the server reported for the
+    claim or the second statement left nothing (the Sync never committed); a connection
+    lost with no such report, or an error after both statements, may have committed.
+    Inside a caller's transaction (tests, the console) the pair runs in a savepoint.
+    """
+    receipt, claim_params = claim
     model = effect.model
     names = tuple(effect.values)
     companions = effect.companions
     params = [
-        identity.key, now.astimezone(UTC).date(), receipt.result_id,
+        identity.key, now.astimezone(UTC).date(), unrefused,
+        *(guard.params if guard else ()),
         *adapted(effect.values[name] for name in names),
-        identity.key, receipt.pk, route, Attempt.Outcome.CREATED.value, now,
+        identity.key, route, Attempt.Outcome.CREATED.value, now,
     ]
     for companion in companions:
         params.extend(companion.params)
-    sql = _effect_sql(model, names, tuple(c.shape for c in companions))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        made, reason, *returned = cursor.fetchone()
-    if made is None:
-        raise tombstone_error(reason)
-    return model(pk=made, **effect.values), [list(values) for values in returned]
+    sql = _write_sql(
+        model, names, tuple(c.shape for c in companions), guard.sql if guard else "TRUE"
+    )
+    savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
+        try:
+            with connection.wrap_database_errors, connection.connection.pipeline():
+                claiming.execute(claim_sql(model), claim_params)
+                writing.execute(sql, params)
+        except DatabaseError as error:
+            claimed, written = (c.cursor.pgresult is not None for c in (claiming, writing))
+            reported = sqlstate(error) is not None
+            raise Fault(
+                error,
+                on_identity=reported and not claimed,
+                committing=not reported or written,
+            ) from None
+        receipt.id, receipt.result_id, _ = claiming.fetchone()
+        _, made, tombstone, *returned = writing.fetchone()
+    if receipt.id is None:
+        return None
+    result = None if made is None else model(pk=made, **effect.values)
+    return receipt, result, tombstone, [list(values) for values in returned]
+
 
 @functools.cache
-def _effect_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...]) -> str:
-    # Built once per model, set of fields and companions: the fields' db_type, asked
-    # afresh for every post, was a tenth of a new post's Python time (py-spy --gil).
+def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], guard: str) -> str:
+    # Built once per model, set of fields, companions and guard: the fields' db_type,
+    # asked afresh for every post, was a tenth of a new post's Python time (py-spy --gil).
     fields = [model._meta.pk, *(model._meta.get_field(name) for name in names)]
-    columns = ", ".join(f.column for f in fields)
+    columns = ", ".join(f.column for f in fields[1:])
     # Typed placeholders: an INSERT ... SELECT does not infer a NULL's type.
-    typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields)
+    typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields[1:])
     also = "".join(
         f"""), also_{n} AS (
             INSERT INTO {table} ({", ".join(cols)}, {link})
@@ -210,17 +250,26 @@ def _effect_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...]) ->
         for n, (_, _, _, _, returning) in enumerate(companions)
     )
     return f"""
-        WITH tomb AS (
+        WITH claimed AS (
+            SELECT id, result_id FROM {RECEIPTS}
+            WHERE id = NULLIF(current_setting('{CLAIMED}', true), '')::bigint
+        ), tomb AS (
             SELECT reason FROM {Tombstone._meta.db_table}
             WHERE key = %s AND expires_at > %s
+        ), allowed AS (
+            SELECT id, result_id FROM claimed
+            WHERE NOT EXISTS (SELECT 1 FROM tomb) AND %s AND ({guard})
         ), made AS (
-            INSERT INTO {model._meta.db_table} ({columns})
-            SELECT {typed}
-            WHERE NOT EXISTS (SELECT 1 FROM tomb)
+            INSERT INTO {model._meta.db_table} ({model._meta.pk.column}, {columns})
+            SELECT allowed.result_id, {typed} FROM allowed
             RETURNING {model._meta.pk.column} AS id
         ), logged AS (
             INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-            SELECT %s, %s, %s, %s, '', %s FROM made
+            SELECT %s, allowed.id, %s, %s, '', %s FROM allowed JOIN made ON true
+        ), withdrawn AS (
+            DELETE FROM {RECEIPTS} WHERE id IN (SELECT id FROM claimed)
+                AND NOT EXISTS (SELECT 1 FROM allowed)
         {also})
-        SELECT (SELECT id FROM made), (SELECT reason FROM tomb){returned}
+        SELECT (SELECT id FROM claimed), (SELECT id FROM made), (SELECT reason FROM tomb)
+            {returned}
     """

@@ -12,8 +12,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from tests.board.test_faults import other_connection
-from tests.conftest import counts, question
+from tests.conftest import counts, other_connection, question
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

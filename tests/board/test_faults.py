@@ -6,28 +6,18 @@ transaction, a commit whose acknowledgement is lost after the commit happened.
 
 import sqlite3
 import threading
+from contextlib import contextmanager
 
 import psycopg
 import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from board.models import Entry
-from board.signals import entry_created
-from tests.conftest import counts, question
+from tests.conftest import counts, new_posts_held, other_connection, question
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 only_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's busy lock")
-
-
-def other_connection() -> psycopg.Connection:
-    """A second PostgreSQL session to the test database, outside Django."""
-    params = connection.settings_dict
-    return psycopg.connect(
-        dbname=params["NAME"], user=params["USER"], host=params["HOST"],
-        port=params["PORT"] or 5432, password=params["PASSWORD"] or None, autocommit=True,
-    )
 
 
 def post(payload: dict):
@@ -37,50 +27,64 @@ def post(payload: dict):
 
 
 @pytest.mark.postgres
-def test_it_answers_not_committed_when_the_connection_dies_between_the_writes():
-    # given: the entry is written (entry_created is sent inside its transaction), then the
-    # backend is killed, and the transaction's next write (a receiver's, as the outbox
-    # writes its row) meets the dead connection before COMMIT is ever sent
+def test_it_answers_unknown_when_the_connection_dies_inside_the_write_and_a_retry_settles():
+    # given: the post's write has claimed and written its entry, and waits (inside its
+    # transaction) to write a companion's rows, when its backend is killed. Its COMMIT
+    # was sent with its statements (one round trip), so the server cannot tell.
     killer = other_connection()
+    payload, answers = question(), {}
+    with new_posts_held() as held:
+        writer = threading.Thread(target=lambda: answers.update(response=post(payload)))
+        writer.start()
+        pid = held()
+        assert pid
 
-    def kill_backend(sender, entry, now, **kwargs):
-        # With a timeout, pg_terminate_backend returns once the backend is gone.
-        killer.execute(
-            "SELECT pg_terminate_backend(%s, 5000)", [connection.connection.info.backend_pid]
-        )
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        # when: pg_terminate_backend, with a timeout, returns once the backend is gone
+        killer.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
+        writer.join(20)
+    killer.close()
+    retry = post(payload)
 
-    entry_created.connect(kill_backend, sender=Entry)
-    try:
-        # when
-        response = post(question())
-    finally:
-        entry_created.disconnect(kill_backend, sender=Entry)
-        killer.close()
-
-    # then
+    # then: nothing was saved, though the answer may not claim it; the retry makes it
+    response = answers["response"]
     assert response.status_code == 503
     error = response.json()["error"]
     assert error["code"] == "unavailable"
-    assert error["outcome"] == "not_committed"
+    assert error["outcome"] == "unknown"
     assert response["Retry-After"]
-    assert counts()["entries"] == 0
-    assert counts()["receipts"] == 0
+    assert retry.status_code == 201
+    assert counts()["entries"] == 1
+    assert counts()["receipts"] == 1
 
 
 def test_it_answers_unknown_when_the_commit_is_lost_and_the_retry_replays(monkeypatch):
     # given: COMMIT reaches the database, but its acknowledgement never comes back
-    real_commit = connection._commit
     lost = []
 
-    def commit_then_lose_the_answer():
-        real_commit()
+    def lose_the_answer_once():
         if not lost:
             lost.append(True)
             raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(connection, "_commit", commit_then_lose_the_answer)
+    if connection.vendor == "postgresql":
+        # The write commits at its pipeline's Sync (receipts/sql/postgresql.py `write`).
+        real_pipeline = psycopg.Connection.pipeline
+
+        @contextmanager
+        def pipeline_then_lose_the_answer(self):
+            with real_pipeline(self) as pipeline:
+                yield pipeline
+            lose_the_answer_once()
+
+        monkeypatch.setattr(psycopg.Connection, "pipeline", pipeline_then_lose_the_answer)
+    else:
+        real_commit = connection._commit
+
+        def commit_then_lose_the_answer():
+            real_commit()
+            lose_the_answer_once()
+
+        monkeypatch.setattr(connection, "_commit", commit_then_lose_the_answer)
     payload = question()
 
     # when
@@ -99,27 +103,15 @@ def test_it_answers_unknown_when_the_commit_is_lost_and_the_retry_replays(monkey
 def test_it_answers_in_progress_while_another_transaction_holds_the_claim():
     # given: a first request holds its claim (inside its transaction) for longer than 5 s
     payload = question()
-    holding, release = threading.Event(), threading.Event()
-    holder = threading.current_thread()
-
-    def hold_the_claim(sender, entry, now, **kwargs):
-        if threading.current_thread() is not holder:
-            holding.set()
-            release.wait(20)
-
-    entry_created.connect(hold_the_claim, sender=Entry)
     first = {}
-    worker = threading.Thread(target=lambda: first.update(response=post(payload)))
-    try:
+    with new_posts_held() as held:
+        worker = threading.Thread(target=lambda: first.update(response=post(payload)))
         worker.start()
-        assert holding.wait(10)
+        assert held()
 
         # when
         waiting = post(payload)
-    finally:
-        release.set()
-        worker.join()
-        entry_created.disconnect(hold_the_claim, sender=Entry)
+    worker.join()
 
     # then
     assert waiting.status_code == 409

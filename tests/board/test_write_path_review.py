@@ -14,9 +14,14 @@ from django.test.utils import CaptureQueriesContext
 
 from board import services
 from board.models import AgentToken, Entry, HourlyCounter
-from board.signals import entry_created
 from receipts.models import Attempt, Receipt
-from tests.conftest import backend_waits_on_a_lock, counts, issue_agent, question
+from tests.conftest import (
+    backend_waits_on_a_lock,
+    counts,
+    issue_agent,
+    new_posts_held,
+    question,
+)
 
 
 def post(client: Client, payload: dict):
@@ -115,32 +120,19 @@ def test_it_does_not_hold_the_overall_counter_across_an_entrys_commit(settings):
     slow, quick = issue_agent("slow-agent"), issue_agent("quick-agent")
     slow_client = Client(HTTP_AUTHORIZATION=f"Bearer {slow.token}")
     quick_client = Client(HTTP_AUTHORIZATION=f"Bearer {quick.token}")
-    inside, release = threading.Event(), threading.Event()
-    holder = {}
-
-    def hold(sender, entry, now, **kwargs):
-        if threading.current_thread() is holder.get("thread"):
-            inside.set()
-            release.wait(20)
-
-    entry_created.connect(hold, sender=Entry)
     answers = {}
     worker = threading.Thread(
         target=lambda: answers.update(slow=post_in_thread(slow_client, question()))
     )
-    holder["thread"] = worker
-    try:
+    with new_posts_held(thread=worker) as held:
         worker.start()
-        assert inside.wait(10)
+        assert held()
 
         # when: another agent posts meanwhile
         started = time.monotonic()
         quick_answer = post(quick_client, question())
         waited = time.monotonic() - started
-    finally:
-        release.set()
-        worker.join(20)
-        entry_created.disconnect(hold, sender=Entry)
+    worker.join(20)
 
     # then: it is saved at once, not after the first commit (nor refused at the lock bound)
     assert quick_answer.status_code == 201

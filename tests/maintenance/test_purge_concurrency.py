@@ -12,11 +12,10 @@ from django.utils import timezone
 from board import services as board
 from board.exceptions import BoardError, error_status
 from board.models import Entry
-from board.signals import entry_created
 from maintenance.services import purge_expired_threads
 from receipts.exceptions import ReceiptError
 from receipts.models import Receipt, Tombstone
-from tests.conftest import question, reply
+from tests.conftest import new_posts_held, question, reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("roomy_limits")]
 
@@ -167,13 +166,6 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
     start = timezone.now() - RETENTION - timedelta(days=1)
     question_id = post(token, question(), start).entry.pk
     expiry = start + RETENTION
-    written, release = threading.Event(), threading.Event()
-
-    def pause_after_the_reply_is_written(sender, entry, now, **kwargs):
-        if entry.type == Entry.Type.REPLY:
-            written.set()
-            release.wait(10)
-
     answers = []
 
     def reply_now():
@@ -182,11 +174,10 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
         finally:
             connections.close_all()
 
-    entry_created.connect(pause_after_the_reply_is_written, sender=Entry)
-    try:
-        replier = threading.Thread(target=reply_now)
+    replier = threading.Thread(target=reply_now)
+    with new_posts_held(thread=replier) as held:
         replier.start()
-        assert written.wait(10)
+        assert held()
 
         # when: the purge runs a second after the question's expiry, the reply in flight
         pool = ThreadPoolExecutor(1)
@@ -200,14 +191,10 @@ def test_a_reply_posted_as_its_question_expires_is_never_an_unknown_outcome():
             result = purge.result(timeout=3)
         except TimeoutError:
             result = None  # the purge waited for the reply: also acceptable
-        release.set()
-        replier.join()
-        if result is None:
-            result = purge.result(timeout=10)
-        pool.shutdown()
-    finally:
-        release.set()
-        entry_created.disconnect(pause_after_the_reply_is_written, sender=Entry)
+    replier.join()
+    if result is None:
+        result = purge.result(timeout=10)
+    pool.shutdown()
 
     # then: the reply is saved with its thread kept, or refused; never "503 unknown"
     assert answers[0] in {"201", "422 parent_unavailable"}, answers

@@ -36,22 +36,19 @@ def effect(title: str, now) -> services.Effect:
 
 
 def execute(who: services.Identity, fields: dict, *, now=None, title="made", refusal=None):
-    """What entry_post does with the engine: replay if seen, else claim, then refuse
-    with `refusal` or make the row."""
+    """What entry_post does with the engine: replay if seen, else claim and write (or
+    refuse with `refusal`), and replay a claim lost to a committed receipt."""
     now = now or timezone.now()
     asked = {"identity": who, "content": fields, "route": "api", "now": now}
     seen = Receipt.objects.filter(scope=who.scope, request_id=who.request_id).exists()
     settled = services.receipt_replay(**asked, model=Entry) if seen else None
-    if settled is not None:
-        return settled
-    claim = services.receipt_claim(**asked, retention=DAY, model=Entry)
-    if claim is None:
-        return services.receipt_replay(**asked, model=Entry, after_lost_claim=True)
-    with claim:
-        if refusal is not None:
-            claim.refuse(refusal)
-        made, _ = claim.fulfil(effect(title, now))
-    return services.Settled(receipt=claim.receipt, result=made, replayed=False)
+    if settled is None:
+        settled = services.receipt_write(
+            **asked, retention=DAY, effect=effect(title, now), refusal=refusal
+        )
+    if settled is None:
+        settled = services.receipt_replay(**asked, model=Entry, after_lost_claim=True)
+    return settled
 
 
 def test_it_runs_the_effect_once_and_replays_after():
