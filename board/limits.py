@@ -8,6 +8,7 @@ push a count past its limit, and a refused take is not counted.
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -53,20 +54,16 @@ def counter_take(*, source: str, limit: int, now: datetime) -> bool:
     return statements.counter_take(source=source, limit=limit, hour=hour_of(now))
 
 
+@dataclass
 class OverallTake:
     """The overall take a post made with its count (step 5, provisionally): `taken`,
     `refused` (the limit was reached), or neither (the identity had a committed receipt,
-    so no take was asked for). Kept only by a post that makes its entry."""
+    so no take was asked for). `kept` by a post that made its entry: the take stands."""
 
-    def __init__(self, taken: bool | None, now: datetime) -> None:
-        self.taken = bool(taken)
-        self.refused = taken is False
-        self.now = now
-        self.kept = False
-
-    def keep(self) -> None:
-        """The entry is committed: the take stands."""
-        self.kept = True
+    taken: bool
+    refused: bool
+    now: datetime
+    kept: bool = False
 
     def take(self, policy: PostingPolicy) -> bool:
         """Take it now: the identity's receipt was seen, then purged before this post
@@ -89,7 +86,7 @@ class OverallTake:
 def overall_take(taken: bool | None, now: datetime) -> Iterator[OverallTake]:
     """Around a post after its count: the provisional take is given back, once, unless
     the post kept it (a replay, a refusal or a fault makes no entry)."""
-    take = OverallTake(taken, now)
+    take = OverallTake(taken=bool(taken), refused=taken is False, now=now)
     try:
         yield take
     finally:

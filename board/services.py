@@ -155,7 +155,9 @@ def entry_post(
     now = now or timezone.now()
     # Step 1: the token, then the request's shape; a refusal writes only its count.
     try:
-        request = parse_entry_request(_json_object(body), header_key=header_key)
+        # MCP's arguments come decoded, HTTP's body as bytes.
+        data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
+        request = parse_entry_request(data, header_key=header_key)
     except BoardError:
         callers.post_refusal_count(token=token, address=address, now=now)
         raise
@@ -196,15 +198,9 @@ def entry_post(
                 )
             if settled is None:  # committed while this claim waited
                 settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
-            if not settled.replayed:
-                overall.keep()
+            overall.kept = not settled.replayed
         _token_touch(caller, now)
     return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
-
-
-def _json_object(body: bytes | dict | None) -> dict:
-    """The request as a JSON object: MCP's arguments come decoded, HTTP's as bytes."""
-    return check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
 
 
 def _attempt_rate_limited(asked: dict) -> None:
@@ -245,8 +241,11 @@ def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard | None:
 
 def _entry_companions(now: datetime) -> list[receipts.Companion]:
     """What other apps write with a new entry (the outbox), asked for as it is made."""
-    answers = signals.entry_companions.send(sender=Entry, now=now)
-    return [companion for _, companion in answers if companion is not None]
+    companions = []
+    for _, companion in signals.entry_companions.send(sender=Entry, now=now):
+        if companion is not None:
+            companions.append(companion)
+    return companions
 
 
 def _entry_values(request: EntryRequest, caller: Caller, route: str, now: datetime) -> dict:

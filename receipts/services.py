@@ -252,15 +252,15 @@ def _claim_row(asked: _Asked, expires_at: datetime) -> tuple[Receipt, list]:
     )
     moment = connection.ops.adapt_datetimefield_value
     params = [
-        identity.scope, identity.operation, _uuid_param(identity.request_id),
+        identity.scope, identity.operation,
+        _REQUEST_ID.get_db_prep_value(identity.request_id, connection),
         json.dumps(receipt.digests), Receipt.State.SUCCEEDED.value, asked.route, 1,
         moment(now), moment(now), moment(expires_at),
     ]
     return receipt, params
 
 
-def _uuid_param(value: uuid.UUID):
-    return Receipt._meta.get_field("request_id").get_db_prep_value(value, connection)
+_REQUEST_ID = Receipt._meta.get_field("request_id")
 
 
 # --- Replays ------------------------------------------------------------------------------

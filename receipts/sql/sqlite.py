@@ -7,18 +7,18 @@ transaction already serializes everything.
 """
 
 import functools
-from datetime import UTC
+from datetime import UTC, datetime
 
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Attempt, Receipt
 from receipts.statements import (
+    ATTEMPTS,
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
     TOMBSTONES,
-    adapted,
     load,
     log_attempt,
     moment,
@@ -74,6 +74,8 @@ def write(claim, identity, effect, route, now, unrefused, guard):
     claim; else the receipt, the new row (None when refused), the tombstone's reason and
     the companions' returned values. A refused write is rolled back."""
     receipt, claim_params = claim
+    # SQLite keeps a UUID as its 32 hex digits (Django's UUIDField without a native type).
+    key, at = identity.key.hex, connection.ops.adapt_datetimefield_value(now)
     committing = False
     try:
         with transaction.atomic(), connection.cursor() as cursor:
@@ -84,12 +86,30 @@ def write(claim, identity, effect, route, now, unrefused, guard):
             receipt.id, receipt.result_id = claimed
             cursor.execute(
                 f"SELECT reason FROM {TOMBSTONES} WHERE key = %s AND expires_at > %s",
-                [uuid_param(Tombstone, "key", identity.key), str(now.astimezone(UTC).date())],
+                [key, str(now.astimezone(UTC).date())],
             )
             tomb = cursor.fetchone()
-            if tomb is not None or not unrefused or not _guard_holds(cursor, guard):
+            if guard is not None and tomb is None and unrefused:
+                cursor.execute(f"SELECT {guard.sql}", list(guard.params))
+                unrefused = bool(cursor.fetchone()[0])
+            if tomb is not None or not unrefused:
                 raise _Refused(None if tomb is None else tomb[0])
-            result, returned = _create_effect(cursor, identity, receipt, effect, route, now)
+            result = _effect_create(cursor, receipt, effect)
+            cursor.execute(
+                f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, "
+                f"created_at) VALUES (%s, %s, %s, %s, '', %s)",
+                [key, receipt.pk, route, Attempt.Outcome.CREATED.value, at],
+            )
+            returned = []
+            for companion in effect.companions:
+                cursor.execute(
+                    f"INSERT INTO {companion.table} ({', '.join(companion.columns)}, "
+                    f"{companion.link}) SELECT companion.*, %s "
+                    f"FROM ({companion.rows_sql}) AS companion "
+                    f"RETURNING {companion.returning}",
+                    [result.pk, *companion.params],
+                )
+                returned.append([row[0] for row in cursor.fetchall()])
             committing = True  # what fails from here on is COMMIT
     except _Refused as refused:
         return receipt, None, refused.args[0], []
@@ -98,34 +118,20 @@ def write(claim, identity, effect, route, now, unrefused, guard):
     return receipt, result, None, returned
 
 
-def _guard_holds(cursor, guard) -> bool:
-    if guard is None:
-        return True
-    cursor.execute(f"SELECT {guard.sql}", list(guard.params))
-    return bool(cursor.fetchone()[0])
-
-
-def _create_effect(cursor, identity, receipt, effect, route, now):
+def _effect_create(cursor, receipt, effect):
+    """The effect's row, and the receipt's `result_id` set to it."""
     model = effect.model
-    fields = [model._meta.get_field(name) for name in effect.values]
-    values = adapted(effect.values[f.attname] for f in fields)
+    columns, values = [], []
+    adapt = connection.ops.adapt_datetimefield_value
+    for name, value in effect.values.items():
+        columns.append(model._meta.get_field(name).column)
+        values.append(adapt(value) if isinstance(value, datetime) else value)
     cursor.execute(
-        f"INSERT INTO {model._meta.db_table} ({', '.join(f.column for f in fields)}) "
+        f"INSERT INTO {model._meta.db_table} ({', '.join(columns)}) "
         f"VALUES ({', '.join(['%s'] * len(values))}) RETURNING {model._meta.pk.column}",
         values,
     )
     made = cursor.fetchone()[0]
     cursor.execute(f"UPDATE {RECEIPTS} SET result_id = %s WHERE id = %s", [made, receipt.pk])
     receipt.result_id = made
-    log_attempt(cursor, identity, receipt.pk, route, Attempt.Outcome.CREATED, now)
-    returned = []
-    for companion in effect.companions:
-        cursor.execute(
-            f"INSERT INTO {companion.table} ({', '.join(companion.columns)}, "
-            f"{companion.link}) SELECT companion.*, %s "
-            f"FROM ({companion.rows_sql}) AS companion "
-            f"RETURNING {companion.returning}",
-            [made, *companion.params],
-        )
-        returned.append([row[0] for row in cursor.fetchall()])
-    return model(pk=made, **effect.values), returned
+    return model(pk=made, **effect.values)
