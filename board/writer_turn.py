@@ -68,10 +68,8 @@ def turn_take() -> None:
 
 
 def _descriptor() -> int | None:
-    # SQLite only: a PostgreSQL database's name is no file (the erasure's batches call
-    # this on every engine; the post reaches it only through board/sql/sqlite.py).
-    if connection.vendor != "sqlite":
-        return None
+    # SQLite's alone: the post and the erasure's batches reach it only through
+    # board/sql/sqlite.py (PostgreSQL's turn is no turn, and its database's name no file).
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file:"):
         return None

@@ -3,7 +3,7 @@ write transactions already exclude each other, so nothing here locks rows."""
 
 from board.models import Entry
 from board.sql.common import ADMITTED_COLUMNS, COUNTERS, counted_within
-from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the post's turn)
+from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
 
 
 def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str):
