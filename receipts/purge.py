@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from types import ModuleType
 
 from django.db import connection
 
@@ -24,10 +23,6 @@ from receipts import purge_sql
 from receipts.fingerprint import identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
-
-
-def _engine() -> ModuleType:
-    return purge_sql.for_connection()
 
 
 @dataclass(slots=True)
@@ -83,13 +78,13 @@ class ReceiptRow:
 
 def sql_in(column: str, values: Collection) -> tuple[str, list]:
     """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL."""
-    return _engine().sql_in(column, values)
+    return purge_sql.for_connection().sql_in(column, values)
 
 
 def skip_locked() -> str:
     """Lock the selected rows, skipping those another transaction holds (PostgreSQL);
     nothing on SQLite, where the write transaction already excludes everyone else."""
-    return _engine().skip_locked()
+    return purge_sql.for_connection().skip_locked()
 
 
 def sql_moment(moment: datetime):
@@ -132,7 +127,7 @@ def _receipt_rows(
     # Identity, expiry, deletion: on PostgreSQL the tombstones are made in SQL from the
     # receipt rows themselves (receipts_entomb), so the identity need not travel, and the
     # moments only where asked.
-    columns = _engine().row_columns(with_expiry=with_expiry)
+    columns = purge_sql.for_connection().row_columns(with_expiry=with_expiry)
     due, due_params = _due_sql(now=now, deleted_before=deleted_before)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -265,7 +260,7 @@ def receipts_claim_for_results(
         where, [operation, *params], now=now, deleted_before=deleted_before,
         tail=skip_locked(), with_expiry=False,
     )
-    return held, _engine().results_not_held(where, [operation, *params], held)
+    return held, purge_sql.for_connection().results_not_held(where, [operation, *params], held)
 
 
 def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
@@ -295,7 +290,7 @@ def receipts_entomb(
     """
     if not receipts:
         return 0
-    return _engine().entomb(receipts, tombstone_retention, deletion_retention)
+    return purge_sql.for_connection().entomb(receipts, tombstone_retention, deletion_retention)
 
 
 def tombstones_purge(*, now: datetime, limit: int) -> int:
