@@ -43,11 +43,11 @@ _turn = threading.local()  # .descriptor, .taken, .held: the post this thread ru
 @contextlib.contextmanager
 def writer_turn() -> Iterator[None]:
     """The block of one post's writes on SQLite: the turn `turn_take()` takes in it is
-    let go at its end. Nothing elsewhere: a PostgreSQL database's name is no file (the
-    erasure's batches call this on every engine; the post reaches it only through
-    board/sql/sqlite.py), nor is an in-memory SQLite database's."""
+    let go at its end. SQLite's alone: the post and the erasure's batches reach it only
+    through board/sql/sqlite.py (PostgreSQL's turn is no turn, and its database's name no
+    file); nothing for an in-memory database."""
     name = str(connection.settings_dict["NAME"])
-    if connection.vendor != "sqlite" or name == ":memory:" or name.startswith("file:"):
+    if name == ":memory:" or name.startswith("file:"):
         yield
         return
     key = (name, os.getpid())

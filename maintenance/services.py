@@ -36,7 +36,6 @@ functions here are called directly by tests, the `purge` command and the tasks a
 
 import logging
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,7 +50,8 @@ from django.utils import timezone
 from board import retention
 from board.holds import thread_not_held_sql
 from board.models import Entry, HourlyCounter
-from maintenance.models import MaintenanceRun, RunLock
+from maintenance import sql as maintenance_sql
+from maintenance.models import MaintenanceRun
 from receipts import services as receipts
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,8 @@ def run_batches(
     """Call `batch(after)` in one transaction each until it says no more or time is up."""
     result = PurgeResult(counts=dict.fromkeys(keys, 0))
     deadline = time.monotonic() + time_budget.total_seconds()
-    with _run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
+    run_lock = maintenance_sql.for_connection().run_lock
+    with run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
         if not held:
             log.info("%s: another run holds the lock; nothing done", job)
             result.skipped = True
@@ -129,29 +130,6 @@ def _rolled_back(dry_run: bool) -> Iterator[None]:
     with transaction.atomic():
         yield
         transaction.set_rollback(True)
-
-
-@contextmanager
-def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
-    if connection.vendor != "sqlite":
-        yield True  # PostgreSQL: SKIP LOCKED splits the rows between concurrent runs.
-        return
-    holder = uuid.uuid4()
-    moment = timezone.now()  # wall clock, not the purge's `now`: a lease is real time
-    # Read-then-write is safe here: on SQLite this transaction is BEGIN IMMEDIATE, so no
-    # other run can take the lease between the read and the write.
-    with transaction.atomic():
-        current = RunLock.objects.filter(job=job).first()
-        held = current is None or current.expires_at <= moment
-        if held:
-            RunLock.objects.update_or_create(
-                job=job, defaults={"holder": holder, "expires_at": moment + lease}
-            )
-    try:
-        yield held
-    finally:
-        if held:
-            RunLock.objects.filter(job=job, holder=holder).delete()
 
 
 # --- Expired threads --------------------------------------------------------------------

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from board import services as board
+from board import sql as board_sql
 from board.models import Entry, Principal
-from board.writer_turn import turn_take, writer_turn
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record, token_revoke
 
@@ -171,16 +171,18 @@ def _batch(erasure: Erasure, batch_size: int, after: int) -> int | None:
     """
     # On SQLite the batch takes the write path's turn (board.writer_turn) like a post:
     # otherwise back-to-back batches kept SQLite's lock while a waiting post slept in its
-    # busy handler, and posts were answered a few a second during an erase.
-    with writer_turn():
-        turn_take()  # before the transaction: a post holding the turn may be waiting to BEGIN
+    # busy handler, and posts were answered a few a second during an erase. PostgreSQL
+    # has no turns: the batch locks its rows.
+    engine = board_sql.for_connection()
+    with engine.writer_turn():
+        engine.turn_take()  # before the transaction: a post holding the turn may be waiting
         with transaction.atomic():
             due = _live_entries(
                 erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id
             ).filter(id__gt=after).order_by("id")
-            if connection.vendor == "postgresql":
-                # Waits for a row another runner holds, then drops it if that one deleted it.
-                due = due.select_for_update(of=("self",))
+            # PostgreSQL waits for a row another runner holds, then drops it if that one
+            # deleted it.
+            due = engine.live_entries_locked(due)
             rows = list(due.values_list("id", flat=True)[:batch_size])
             if not rows:
                 return None

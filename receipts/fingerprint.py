@@ -30,3 +30,16 @@ def identity_key(*, scope: str, operation: str, request_id: uuid.UUID) -> uuid.U
     """The 16-byte digest of a receipt's identity: a tombstone's key and an attempt's link."""
     material = f"{scope}\x00{operation}\x00{request_id}".encode()
     return uuid.UUID(bytes=hashlib.sha256(material).digest()[:16])
+
+
+# identity_key in SQL (PostgreSQL), of the receipt's columns `scope`, `operation` and
+# `request_id`: the purge makes tombstones from the rows its DELETE returns, so the
+# identity never travels to Python (receipts/purge_sql/postgresql.py). SQLite has no
+# sha256 and calls identity_key. tests/receipts/test_tombstone_rules.py compares the two.
+IDENTITY_KEY_SQL = (
+    "encode(substring(sha256("
+    "convert_to(scope, 'UTF8') || '\\x00'::bytea"
+    " || convert_to(operation, 'UTF8') || '\\x00'::bytea"
+    " || convert_to(request_id::text, 'UTF8')"
+    ") FROM 1 FOR 16), 'hex')::uuid"
+)

@@ -11,6 +11,8 @@ An Attempt is one call that got past the request-shape checks, kept for a short 
 rate accounting and for operators reading what happened.
 """
 
+from datetime import UTC, date, datetime, time, timedelta
+
 from django.db import models
 
 
@@ -77,6 +79,23 @@ class Tombstone(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.get_reason_display()})"
+
+
+def tombstone_expiry_day(moment: datetime) -> date:
+    """The day a tombstone expires: `moment` rounded up to a midnight (UTC)."""
+    moment = moment.astimezone(UTC)
+    day = moment.date()
+    return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
+
+
+# tombstone_expiry_day in SQL (PostgreSQL), of a timestamptz expression `{moment}`: the
+# purge computes the day in the statement that makes the tombstones
+# (receipts/purge_sql/postgresql.py). One microsecond short of a day added, then the
+# date: a moment at midnight keeps its day, any later one gets the next.
+# tests/receipts/test_tombstone_rules.py compares the two.
+TOMBSTONE_EXPIRY_DAY_SQL = (
+    "(({moment}) AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond')::date"
+)
 
 
 class Attempt(models.Model):

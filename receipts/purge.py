@@ -8,18 +8,21 @@ the immediate write transaction serializes everything.
 
 Plain SQL, batched: a purge moves thousands of rows a second, and the ORM's cost per
 row (model instances, a parameter per value in `IN (...)`) was most of the time. On
-PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once.
+PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once. What
+differs by engine is in receipts/purge_sql/, one module per engine.
 """
 
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 
+from receipts import purge_sql
 from receipts.fingerprint import identity_key
 from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
 
 
 @dataclass(slots=True)
@@ -54,28 +57,34 @@ class ReceiptRow:
     def deleted_at(self) -> datetime | None:
         return None if self.deleted_raw is None else _read_moment(self.deleted_raw)
 
+    def tombstone(
+        self, *, tombstone_retention: timedelta, deletion_retention: timedelta
+    ) -> Tombstone:
+        """What is left of this receipt: see receipts_entomb (on PostgreSQL the same rule
+        is SQL, in receipts/purge_sql/postgresql.py)."""
+        return Tombstone(
+            key=self.key,
+            reason=Tombstone.Reason.DELETED
+            if self.state == Receipt.State.DELETED
+            else Tombstone.Reason.EXPIRED,
+            expires_at=tombstone_expiry_day(self._expiry(deletion_retention) + tombstone_retention),
+        )
+
+    def _expiry(self, deletion_retention: timedelta) -> datetime:
+        if self.state != Receipt.State.DELETED or self.deleted_at is None:
+            return self.receipt_expires_at
+        return max(self.receipt_expires_at, self.deleted_at + deletion_retention)
+
 
 def sql_in(column: str, values: Collection) -> tuple[str, list]:
-    """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL.
-
-    The array goes as one text literal (`{1,2,3}`) cast on the server: building it with
-    `join` is far cheaper than the driver adapting thousands of values one by one.
-    """
-    values = list(values)
-    if connection.vendor == "postgresql":
-        kind = "uuid" if values and isinstance(values[0], uuid.UUID) else "bigint"
-        return f"{column} = ANY(%s::{kind}[])", [_array_literal(values)]
-    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
-
-
-def _array_literal(values: Collection) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
+    """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL."""
+    return purge_sql.for_connection().sql_in(column, values)
 
 
 def skip_locked() -> str:
     """Lock the selected rows, skipping those another transaction holds (PostgreSQL);
     nothing on SQLite, where the write transaction already excludes everyone else."""
-    return " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    return purge_sql.for_connection().skip_locked()
 
 
 def sql_moment(moment: datetime):
@@ -115,17 +124,14 @@ def _receipt_rows(
     tail: str = "",
     with_expiry: bool = True,
 ) -> list[ReceiptRow]:
-    postgres = connection.vendor == "postgresql"
-    # On PostgreSQL the tombstones are made in SQL from the receipt rows themselves
-    # (receipts_entomb), so the identity need not travel; the moments only where asked.
-    identity = "NULL, NULL, NULL" if postgres else "scope, operation, request_id"
-    moments = "receipt_expires_at, deleted_at"
-    if postgres:
-        moments = "receipt_expires_at::text, deleted_at::text" if with_expiry else "NULL, NULL"
+    # Identity, expiry, deletion: on PostgreSQL the tombstones are made in SQL from the
+    # receipt rows themselves (receipts_entomb), so the identity need not travel, and the
+    # moments only where asked.
+    columns = purge_sql.for_connection().row_columns(with_expiry=with_expiry)
     due, due_params = _due_sql(now=now, deleted_before=deleted_before)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, {identity}, state, result_id, {moments}, {due} "
+            f"SELECT id, {columns}, state, result_id, {due} "
             f"FROM {_RECEIPTS} WHERE {where}{tail}",
             [*due_params, *params],
         )
@@ -137,10 +143,10 @@ def _receipt_rows(
             operation=row[2],
             # SQLite keeps 32 hex digits; a UUID's text is the canonical form.
             request_id=uuid.UUID(row[3]) if row[3] else None,
-            state=row[4],
-            result_id=row[5],
-            expires_raw=row[6],
-            deleted_raw=row[7],
+            expires_raw=row[4],
+            deleted_raw=row[5],
+            state=row[6],
+            result_id=row[7],
             expired=bool(row[8]),
         )
         for row in rows
@@ -254,15 +260,7 @@ def receipts_claim_for_results(
         where, [operation, *params], now=now, deleted_before=deleted_before,
         tail=skip_locked(), with_expiry=False,
     )
-    if connection.vendor != "postgresql":
-        return held, set()
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {_RECEIPTS} WHERE {where}", [operation, *params])
-        if cursor.fetchone()[0] == len(held):
-            return held, set()
-        cursor.execute(f"SELECT id, result_id FROM {_RECEIPTS} WHERE {where}", [operation, *params])
-        held_ids = {row.id for row in held}
-        return held, {result for id_, result in cursor.fetchall() if id_ not in held_ids}
+    return held, purge_sql.for_connection().results_not_held(where, [operation, *params], held)
 
 
 def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
@@ -292,90 +290,7 @@ def receipts_entomb(
     """
     if not receipts:
         return 0
-    if connection.vendor == "postgresql":
-        return _entomb_in_postgresql(receipts, tombstone_retention, deletion_retention)
-    tombstones = {
-        row.key: Tombstone(
-            key=row.key,
-            reason=_reason(row.state),
-            expires_at=tombstone_expiry_day(
-                _expiry(row, deletion_retention) + tombstone_retention
-            ),
-        )
-        for row in receipts
-    }
-    Tombstone.objects.bulk_create(
-        tombstones.values(),
-        update_conflicts=True,
-        unique_fields=["key"],
-        update_fields=["reason", "expires_at"],
-    )
-    delete_ids(Receipt, [row.id for row in receipts])
-    return len(tombstones)
-
-
-def tombstone_expiry_day(moment: datetime) -> date:
-    """The day a tombstone expires: `moment` rounded up to a midnight (UTC)."""
-    moment = moment.astimezone(UTC)
-    day = moment.date()
-    return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
-
-
-def _expiry(row: ReceiptRow, deletion_retention: timedelta) -> datetime:
-    expires = row.receipt_expires_at
-    if row.state != Receipt.State.DELETED or row.deleted_at is None:
-        return expires
-    return max(expires, row.deleted_at + deletion_retention)
-
-
-def _reason(state: str) -> int:
-    return Tombstone.Reason.DELETED if state == Receipt.State.DELETED else Tombstone.Reason.EXPIRED
-
-
-def _entomb_in_postgresql(
-    receipts: Collection[ReceiptRow], retention: timedelta, deletion: timedelta
-) -> int:
-    # One statement: the receipts are deleted and their tombstones made from what the
-    # DELETE returns, the key computed as receipts.fingerprint.identity_key does it (the
-    # first 16 bytes of sha256 of "scope NUL operation NUL request_id"). The tests check
-    # that the two agree.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH gone AS (
-                DELETE FROM {_RECEIPTS} WHERE id = ANY(%(ids)s::bigint[])
-                RETURNING scope, operation, request_id, state, receipt_expires_at, deleted_at
-            )
-            INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at)
-            SELECT
-                encode(substring(sha256(
-                    convert_to(scope, 'UTF8') || '\\x00'::bytea
-                    || convert_to(operation, 'UTF8') || '\\x00'::bytea
-                    || convert_to(request_id::text, 'UTF8')
-                ) FROM 1 FOR 16), 'hex')::uuid,
-                CASE WHEN state = %(deleted_state)s THEN %(deleted)s ELSE %(expired)s END,
-                -- the receipt's expiry (see _expiry) plus the retention, rounded up
-                -- to a midnight UTC (see Tombstone.expires_at)
-                ((CASE WHEN state = %(deleted_state)s AND deleted_at IS NOT NULL
-                    THEN GREATEST(receipt_expires_at, deleted_at + %(deletion)s)
-                    ELSE receipt_expires_at END
-                  + %(retention)s) AT TIME ZONE 'UTC'
-                    + interval '1 day' - interval '1 microsecond')::date
-            FROM gone
-            ORDER BY 1
-            ON CONFLICT (key) DO UPDATE
-                SET reason = EXCLUDED.reason, expires_at = EXCLUDED.expires_at
-            """,
-            {
-                "ids": _array_literal(row.id for row in receipts),
-                "deleted_state": Receipt.State.DELETED.value,
-                "deleted": int(Tombstone.Reason.DELETED),
-                "expired": int(Tombstone.Reason.EXPIRED),
-                "retention": retention,
-                "deletion": deletion,
-            },
-        )
-        return cursor.rowcount
+    return purge_sql.for_connection().entomb(receipts, tombstone_retention, deletion_retention)
 
 
 def tombstones_purge(*, now: datetime, limit: int) -> int:

@@ -58,3 +58,7 @@ QUESTION_OPEN_SQL = (
 def live_entries_locked(live):
     """Entries an erasure's batch deletes, locked against a concurrent write."""
     return live.select_for_update()
+
+
+def turn_take() -> None:
+    """No turn to take (see writer_turn): the erasure's batches call it on every engine."""

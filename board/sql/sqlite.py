@@ -8,7 +8,7 @@ from board.sql.common import (
     COUNTERS,
     QUESTION_RECEIPT_LIVE_SQL,
 )
-from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the post's turn)
+from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
 
 
 def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str):

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from board.models import Entry
+from maintenance import sql as maintenance_sql
 from maintenance.deliveries import rules
 from maintenance.deliveries.doorbell import doorbell
 from maintenance.deliveries.models import Delivery, Endpoint
@@ -22,38 +23,34 @@ S = Delivery.State
 
 # --- The outbox -------------------------------------------------------------------------
 
-# A random (version 4) UUID made by SQLite itself, which has no uuid function; stored as
-# Django stores UUIDs there, 32 hex digits (`%%` because the statement has parameters).
-_SQLITE_UUID4 = (
-    "lower(hex(randomblob(4)) || hex(randomblob(2)) || '4' || substr(hex(randomblob(2)), 2)"
-    " || substr('89ab', 1 + (abs(random()) %% 4), 1) || substr(hex(randomblob(2)), 2)"
-    " || hex(randomblob(6)))"
-)
-
 
 def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     """`board.signals.entry_companions`: one accepted delivery per enabled endpoint,
     written with the new entry (in the entry's own statement on PostgreSQL: the issue's
     budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
-    rung for on commit; the doorbell publishes it with others' within milliseconds."""
+    rung for on commit; the doorbell publishes it with others' within milliseconds.
+
+    A new post runs this and `made`, and nothing more of maintenance's unless it made
+    deliveries: the schedule's first step is read once, and jittered only for a ring."""
     field = Delivery._meta.get_field
-    first = rules.jittered(rules.schedule()[0])
+    first_step = settings.SETTLE_DELIVERY_SCHEDULE[0]  # rules.schedule()'s first step
 
     def made(ids: list) -> None:
         if ids:
             ids = [uuid.UUID(str(value)) for value in ids]
-            transaction.on_commit(lambda: doorbell.ring(ids, delay=first))
+            delay = rules.jittered(first_step)
+            transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
     return Companion(
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
         link="entry_id",
-        rows_sql=_outbox_rows_sql(connection.vendor),
+        rows_sql=_outbox_rows_sql(),
         params=(
             S.ACCEPTED.value,
             False,
             False,
-            field("next_attempt_at").get_db_prep_save(now + rules.schedule()[0], connection),
+            field("next_attempt_at").get_db_prep_save(now + first_step, connection),
             field("deadline_at").get_db_prep_save(
                 now + settings.SETTLE_DELIVERY_DEADLINE, connection
             ),
@@ -72,8 +69,9 @@ _OUTBOX_COLUMNS = (
 
 
 @functools.cache
-def _outbox_rows_sql(vendor: str) -> str:
-    new_id = "gen_random_uuid()" if vendor == "postgresql" else _SQLITE_UUID4
+def _outbox_rows_sql() -> str:
+    # Built once: a process serves one database, so one engine (its id function).
+    new_id = maintenance_sql.for_connection().NEW_ID_SQL
     endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
     return (
         f"SELECT {new_id}, id, %s, 0, %s, %s, '', %s, %s, %s "

@@ -1,23 +1,22 @@
 """The idempotency engine's statements, one module per engine (postgresql.py,
-sqlite.py), each with the same functions: `claim_sql`, `replay`, `create_effect`.
+sqlite.py), each with the same functions: `claim_sql`, `replay`, `write`.
 
-`for_connection` is the one place the write path chooses by engine; the board's own
-statements (board/sql/) are chosen by it too.
+`for_connection` is where the write path chooses by engine (by receipts.engine, the
+one place every set of per-engine statements is chosen); the board's own statements
+(board/sql/) are chosen through it too.
 """
 
 from collections.abc import Mapping
 from types import ModuleType
 
-from django.db import connection
-
+from receipts import engine
 from receipts.sql import postgresql, sqlite
 
 
 def for_connection(modules: Mapping[str, ModuleType] | None = None) -> ModuleType:
     """The statements module of the connection's engine: the engine's own, or one of
     `modules` by vendor ("postgresql", "sqlite")."""
-    modules = modules or _ENGINE
-    return modules["postgresql" if connection.vendor == "postgresql" else "sqlite"]
+    return engine.for_connection(modules or _ENGINE)
 
 
 _ENGINE = {"postgresql": postgresql, "sqlite": sqlite}

@@ -8,6 +8,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,21 +34,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def gunicorn(request, tmp_path):
-    """Three sync workers serving the test database; yields their base URL.
-
-    Parametrize it indirectly with a dict of environment variables to change.
-    """
+@contextmanager
+def gunicorn_serving(log: Path, database: str, **overrides: str) -> Iterator[int]:
+    """Three sync workers of `gunicorn board.wsgi` serving `database` (a DATABASE_URL),
+    with these environment variables changed; yields their port once they answer, and
+    stops them at the end. The live server of the e2e tests and of the client's tests."""
     port = free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": database,
         "DEBUG": "false",
         "SECRET_KEY": "test-only",
-        **getattr(request, "param", {}),
+        **overrides,
     }
-    log = tmp_path / "gunicorn.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "board.wsgi", "--workers", "3",
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
@@ -66,6 +66,19 @@ def gunicorn(request, tmp_path):
     else:
         os.killpg(process.pid, signal.SIGKILL)
         pytest.fail("gunicorn did not start: " + log.read_text()[-2000:])
-    yield base
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(10)
+    try:
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(10)
+
+
+@pytest.fixture
+def gunicorn(request, tmp_path):
+    """Three sync workers serving the test database; yields their base URL.
+
+    Parametrize it indirectly with a dict of environment variables to change.
+    """
+    overrides = getattr(request, "param", {})
+    with gunicorn_serving(tmp_path / "gunicorn.log", database_url(), **overrides) as port:
+        yield f"http://127.0.0.1:{port}"

@@ -1,0 +1,50 @@
+"""The purge's statements on SQLite, chosen in receipts/purge_sql/__init__.py. Its
+immediate write transaction already excludes everyone else, so nothing here locks
+rows; it has no sha256, so the tombstones are made in Python."""
+
+from collections.abc import Collection
+from datetime import timedelta
+
+from django.db import connection
+
+from receipts.models import Receipt, Tombstone
+
+
+def sql_in(column: str, values: Collection) -> tuple[str, list]:
+    values = list(values)
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
+
+
+def skip_locked() -> str:
+    return ""
+
+
+def row_columns(*, with_expiry: bool) -> str:
+    """The identity and the moments of purge.ReceiptRow, always: `entomb` needs them."""
+    return "scope, operation, request_id, receipt_expires_at, deleted_at"
+
+
+def results_not_held(where: str, params: list, held: Collection) -> set[int]:
+    return set()
+
+
+def entomb(
+    receipts: Collection, tombstone_retention: timedelta, deletion_retention: timedelta
+) -> int:
+    # One tombstone per identity (purge.ReceiptRow.tombstone), written over a stale one.
+    tombstones = {
+        row.key: row.tombstone(
+            tombstone_retention=tombstone_retention, deletion_retention=deletion_retention
+        )
+        for row in receipts
+    }
+    Tombstone.objects.bulk_create(
+        tombstones.values(),
+        update_conflicts=True,
+        unique_fields=["key"],
+        update_fields=["reason", "expires_at"],
+    )
+    condition, params = sql_in('"id"', [row.id for row in receipts])
+    with connection.cursor() as cursor:
+        cursor.execute(f'DELETE FROM "{Receipt._meta.db_table}" WHERE {condition}', params)
+    return len(tombstones)
