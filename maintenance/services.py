@@ -53,6 +53,7 @@ from board.models import Entry, HourlyCounter
 from maintenance import sql as maintenance_sql
 from maintenance.models import MaintenanceRun
 from receipts import services as receipts
+from receipts.faults import sqlstate
 
 log = logging.getLogger(__name__)
 
@@ -437,9 +438,7 @@ def job_run(*, job: str, purge: Callable[..., PurgeResult], dry_run: bool = Fals
         run.counts = result.counts
         run.complete = result.complete
     except DatabaseError as error:
-        cause = error.__cause__ or error
-        sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "sqlite_errorname", None)
-        run.error = f"{type(error).__name__} (sqlstate {sqlstate})"[:200]
+        run.error = f"{type(error).__name__} (sqlstate {sqlstate(error)})"[:200]
         run.complete = False
         log.warning("%s failed: %s", job, run.error)
     run.finished_at = timezone.now()
