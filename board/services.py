@@ -218,7 +218,7 @@ def _refusal_before_claim(
     lands meanwhile did not exist when the agent asked, so it is judged without."""
     if policy.paused:
         return PostingPaused(reason=policy.pause_reason)
-    if not (overall.taken or overall.take(policy)):
+    if overall.refused or not (overall.taken or overall.take(policy)):
         return RateLimited(limit="overall", retry_after=limits.seconds_to_next_hour(now))
     return None
 
