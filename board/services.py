@@ -185,17 +185,21 @@ def entry_post(
             settled = receipts.receipt_replay(**asked, model=Entry) if taken.seen else None
             if settled is None:
                 # Steps 4 to 7 in the claim's transaction, a tombstone answering first.
+                companions = _entry_companions(now)
                 settled = receipts.receipt_write(
                     **asked,
                     retention=retention.entry_retention_for(caller.principal),
                     effect=receipts.Effect(
                         model=Entry,
                         values=_entry_values(request, caller, route, now),
-                        companions=_entry_companions(now),
+                        companions=companions,
                     ),
                     refusal=_refusal_before_claim(policy, overall, now),
                     guard=_parent_open(request, now),
                 )
+                if settled is not None:  # committed: the outbox rings for its sends
+                    for companion, rows in zip(companions, settled.returned, strict=True):
+                        companion.made(rows)
             if settled is None:  # committed while this claim waited
                 settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
             overall.kept = not settled.replayed

@@ -91,11 +91,14 @@ class Identity:
 
 @dataclass(frozen=True)
 class Settled:
-    """A write that is saved: either just now (`replayed` false) or earlier."""
+    """A write that is saved: either just now (`replayed` false) or earlier. A write
+    made just now also has, for each of its effect's companions, the `returning`
+    values of the rows it wrote (`returned`)."""
 
     receipt: Receipt
     result: Model
     replayed: bool
+    returned: tuple[list, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,8 @@ class Companion:
     `INSERT INTO table (columns..., link) SELECT <rows_sql's columns>, <the new id>`.
     On PostgreSQL they are written in the effect's own statement (a round trip fewer on
     every post that has them); on SQLite in a statement right after it. The caller calls
-    `made`, inside the transaction, with the `returning` column of the rows written
-    (`Claim.fulfil` returns them); the engine never does."""
+    `made`, once they are committed, with the `returning` column of the rows written
+    (`Settled.returned`); the engine never does."""
 
     table: str
     columns: tuple[str, ...]
@@ -216,9 +219,7 @@ def receipt_write(
     if verdict is not None:
         _record_attempt(asked, verdict)
         raise verdict
-    for companion, rows in zip(effect.companions, returned, strict=True):
-        companion.made(rows)
-    return Settled(receipt=receipt, result=result, replayed=False)
+    return Settled(receipt=receipt, result=result, replayed=False, returned=tuple(returned))
 
 
 @dataclass(frozen=True)

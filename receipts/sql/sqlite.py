@@ -31,7 +31,7 @@ from receipts.statements import (
 def claim_sql(model) -> str:
     """The claim: the receipt INSERTed with `ON CONFLICT DO NOTHING`. The immediate
     transaction and SQLite's busy timeout bound its wait; the effect's id is set on the
-    receipt after the effect's INSERT (`create_effect`)."""
+    receipt after the effect's INSERT (`write`)."""
     columns = ", ".join(f.column for f in CLAIM_FIELDS)
     return (
         f"INSERT INTO {RECEIPTS} ({columns}) VALUES ({', '.join(['%s'] * len(CLAIM_FIELDS))}) "
