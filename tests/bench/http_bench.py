@@ -266,6 +266,7 @@ def run_wrk(
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy = machine_busy_seconds()
     try:
         done = subprocess.run(
             ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s",
@@ -274,6 +275,7 @@ def run_wrk(
         )
     finally:
         os.unlink(handle.name)
+    busy = machine_busy_seconds() - busy
     drain(url)
     match = re.search(r"^RESULT (.*)$", done.stdout, re.MULTILINE)
     if match is None:
@@ -283,7 +285,17 @@ def run_wrk(
     cpu = (now_used.ru_utime - used.ru_utime) + (now_used.ru_stime - used.ru_stime)
     result["client_cpu"] = cpu / result["seconds"]
     result["rps"] = result["requests"] / result["seconds"]
+    result["machine_ms"] = busy * 1000 / max(result["requests"], 1)
     return result
+
+
+def machine_busy_seconds() -> float:
+    """CPU time the whole machine spent busy so far (every core, /proc/stat): per
+    request, what one request cost the server, its database and wrk together."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def drain(url: str) -> None:
@@ -362,7 +374,8 @@ def run_leg(env: dict, leg: str) -> dict:
                 f"  {name:<26} {result['rps']:8.0f} req/s  p50 {result['p50'] / 1000:7.1f} ms"
                 f"  p99 {result['p99'] / 1000:7.1f} ms  5xx {result['fivexx']}"
                 f"  other {result['other']}  sockerr {result['socket_errors']}"
-                f"  wrk cpu {result['client_cpu'] * 100:3.0f}%{pair}",
+                f"  wrk cpu {result['client_cpu'] * 100:3.0f}%"
+                f"  machine cpu {result['machine_ms']:.2f} ms/req{pair}",
                 flush=True,
             )
             return result
@@ -422,6 +435,17 @@ def run_leg(env: dict, leg: str) -> dict:
         f"  against the plain peer: new/plain_insert {new['rps'] / plain_insert['rps']:.2f},"
         f" replay/plain_insert {replay['rps'] / plain_insert['rps']:.2f},"
         f" ceiling/plain_ping {ceiling / plain_ping['rps']:.2f} (the higher ceiling)"
+    )
+    # What the targets leave a post, in machine CPU (what this saturated machine spends
+    # per request is what bounds its rate): a new post at 1.0 x the plain insert may cost
+    # what the insert costs; beyond Settle's own no-database request, that is the budget.
+    print(
+        f"  machine cpu per request: ceiling {before['machine_ms']:.2f} ms,"
+        f" plain_insert {plain_insert['machine_ms']:.2f}, new post {new['machine_ms']:.2f},"
+        f" replay {replay['machine_ms']:.2f}; beyond the ceiling: plain_insert"
+        f" {plain_insert['machine_ms'] - before['machine_ms']:+.2f}, new post"
+        f" {new['machine_ms'] - before['machine_ms']:+.2f},"
+        f" replay {replay['machine_ms'] - before['machine_ms']:+.2f}"
     )
     ratios = {
         "new/ceiling": new["rps"] / new["paired_ceiling"],

@@ -36,7 +36,7 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     call_command("migrate", verbosity=0)
     _, token = moderation.token_issue(actor="profile", name=f"profile-{uuid.uuid4().hex[:8]}")
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_HOST="127.0.0.1")
 
     def post() -> None:
         response = client.post(
