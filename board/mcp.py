@@ -17,6 +17,13 @@ Order of checks on a POST, each refusal storing nothing: Origin (403), bearer to
 with `WWW-Authenticate: Bearer`, before anything is parsed), content type and size, JSON
 (-32700), one JSON-RPC message (-32600), era and headers (-32020, -32022, -32602), method
 (-32601), then the tool, whose own refusals are tool results, never protocol errors.
+A `post_entry` call is the one exception in how, not in what: its token is read by the
+post's own admission, in the statement that counts it (as over HTTP, where a refused
+token counts against the client's address, SPEC 5.1 step 1), and the transport's check
+runs only if the call is refused before the tool or by that token check. The answers
+are the same but one: a database that cannot be reached is the post's own fault (a
+tool result, `503`, `not_committed`, as over HTTP), not the transport's `503`. A post
+costs one statement fewer.
 
 The `request_id` of a write is a tool argument. JSON-RPC ids are per connection and are
 only echoed back, with their JSON type kept (`0` and `"0"` are different ids).
@@ -150,7 +157,9 @@ def _is_post_entry_call(request: HttpRequest) -> bool:
         message = json.loads(request.body)
     except (ValueError, RecursionError, RequestDataTooBig):
         return False
-    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(message, dict):
+        return False
+    params = message.get("params")
     return (
         message.get("method") == "tools/call"
         and isinstance(params, dict)
@@ -163,16 +172,35 @@ def _serve(request: HttpRequest) -> HttpResponse:
     if origin is not None and origin not in settings.SETTLE_MCP_ALLOWED_ORIGINS:
         # DNS rebinding: a browser page may not drive this endpoint from another origin.
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
+    request.sender = request_sender(request)
+    if not _is_post_entry_call(request):
+        return _token_checked(request) or _serve_message(request)
+    # A post reads its caller in its own admission, token first, as over HTTP: the
+    # transport's read would be one statement more on every post. The transport still
+    # answers `401` before anything else, so its check runs after all, only when the
+    # call is refused before the tool ran or by the post's own token check.
+    request.caller = None  # post_entry reads none: it is given the token
+    request.post_status = None
+    response = _serve_message(request)
+    if request.post_status in (None, 401):
+        refused = _token_checked(request, counted=request.post_status is None)
+        if refused is not None:
+            return refused
+    return response
 
+
+def _token_checked(request: HttpRequest, *, counted: bool = True) -> HttpResponse | None:
+    """The transport's token check: None when the token is good (or absent), else the
+    `401` (or `503` when the database cannot tell). A `post_entry` call's 401 is counted
+    as a post's answer unless the post counted it itself (`counted=False`)."""
     try:
         # Once a request: the tools read `request.caller` (and `request.sender`), as views
         # read `request.user`.
-        request.sender = request_sender(request)
         request.caller = caller_admit(
             token=request.sender.token, address=request.sender.address
         ).caller
     except Unauthorized as error:
-        if _is_post_entry_call(request):
+        if counted and _is_post_entry_call(request):
             # Refused before any tool runs, yet still a post an operator wants counted.
             metrics.post_answered(route="mcp", answer=error_answer(error))
         return _rpc_error(
@@ -185,7 +213,11 @@ def _serve(request: HttpRequest) -> HttpResponse:
             None, INTERNAL_ERROR, "the server cannot check tokens now; nothing was done",
             status=503, headers={"Retry-After": "1"},
         )
+    return None
 
+
+def _serve_message(request: HttpRequest) -> HttpResponse:
+    """Everything after the token: the body's checks and the call."""
     content_type = request.headers.get("Content-Type", "")
     if content_type and not content_type.lower().startswith("application/json"):
         return _rpc_error(None, INVALID_REQUEST, "the body must be application/json", status=415)

@@ -184,8 +184,9 @@ def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
 def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The post judges the token as HTTP does (the transport's check is for every tool).
-    return entry_post_answer(
+    # The post judges the token as HTTP does; the transport reads its status, as a 401
+    # may be the transport's to answer (board/mcp.py `_serve`).
+    answer = entry_post_answer(
         token=request.sender.token,
         address=request.sender.address,
         body=arguments,
@@ -193,6 +194,8 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
         route="mcp",
         base=request.sender.base,
     )
+    request.post_status = answer.status
+    return answer
 
 
 @answers

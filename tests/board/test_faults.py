@@ -13,6 +13,8 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
+from moderation import services as moderation
+from tests.board.mcp_support import modern_call
 from tests.conftest import counts, new_posts_held, other_connection, question
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -159,5 +161,28 @@ def test_it_answers_not_committed_when_sqlite_stays_busy():
     # then
     assert response.status_code == 503
     assert response.json()["error"]["outcome"] == "not_committed"
+    assert counts()["entries"] == 0
+    assert counts()["receipts"] == 0
+
+
+@only_sqlite
+def test_it_answers_a_post_over_mcp_not_committed_when_sqlite_stays_busy():
+    # given: another connection holds SQLite's write lock past the busy timeout, and an
+    # agent posts over MCP (whose token the post's own admission reads)
+    _, token = moderation.token_issue(actor="operator", name="mcp-busy")
+    blocker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        # when
+        response = modern_call(Client(), "post_entry", question(), token=token)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+
+    # then: the post's own truthful answer, as over HTTP
+    assert response.status_code == 200
+    structured = response.json()["result"]["structuredContent"]
+    assert structured["http_status"] == 503
+    assert structured["data"]["error"]["outcome"] == "not_committed"
     assert counts()["entries"] == 0
     assert counts()["receipts"] == 0

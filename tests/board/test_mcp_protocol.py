@@ -333,6 +333,51 @@ def test_it_refuses_an_unknown_token_before_dispatch(client, db, authorization):
     assert counts() == NOTHING
 
 
+@pytest.mark.parametrize(
+    "case",
+    ["bad arguments", "arguments not an object", "Mcp-Name not the body's", "wrong Accept"],
+)
+def test_it_refuses_an_unknown_token_on_a_post_before_any_other_refusal(client, db, case):
+    # given: a post_entry call (whose token the post itself reads) that something else
+    # would refuse too
+    call, headers = _post_call(), modern_headers("tools/call", "post_entry")
+    if case == "bad arguments":
+        call["params"]["arguments"]["type"] = "poem"
+    elif case == "arguments not an object":
+        call["params"]["arguments"] = ["not", "an", "object"]
+    elif case == "Mcp-Name not the body's":
+        headers["HTTP_MCP_NAME"] = "get_operation"
+    else:
+        headers["HTTP_ACCEPT"] = "text/html"
+
+    # when
+    response = rpc(client, call, HTTP_AUTHORIZATION="Bearer settle_unknown", **headers)
+
+    # then: the token's 401 comes first, as the transport's, and nothing is saved
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert response.json()["error"]["code"] == -32600
+    assert counts() == NOTHING
+
+
+def test_it_leaves_a_post_without_a_token_to_the_tool_where_anonymous_posting_is_off(
+    client, db, settings
+):
+    # given: no token at all, which the transport lets through (reads need none)
+    settings.SETTLE_ALLOW_ANONYMOUS = False
+
+    # when
+    response = rpc(client, _post_call(), **modern_headers("tools/call", "post_entry"))
+
+    # then: the post's own refusal, as a tool result, as before the transport left the
+    # post's token to the post
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["http_status"] == 401
+    assert counts() == NOTHING
+
+
 def test_it_refuses_a_revoked_token_also_on_a_retry(client, agent, roomy_limits):
     payload = question()
     first = modern_call(client, "post_entry", payload, token=agent.token)
