@@ -266,7 +266,7 @@ def run_wrk(
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    busy = machine_busy_seconds()
+    busy, by_process = machine_busy_seconds(), cpu_by_process()
     try:
         done = subprocess.run(
             ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s",
@@ -276,6 +276,9 @@ def run_wrk(
     finally:
         os.unlink(handle.name)
     busy = machine_busy_seconds() - busy
+    by_process = {
+        name: seconds - by_process.get(name, 0.0) for name, seconds in cpu_by_process().items()
+    }
     drain(url)
     match = re.search(r"^RESULT (.*)$", done.stdout, re.MULTILINE)
     if match is None:
@@ -286,7 +289,35 @@ def run_wrk(
     result["client_cpu"] = cpu / result["seconds"]
     result["rps"] = result["requests"] / result["seconds"]
     result["machine_ms"] = busy * 1000 / max(result["requests"], 1)
+    result["process_ms"] = {
+        name: seconds * 1000 / max(result["requests"], 1) for name, seconds in by_process.items()
+    }
     return result
+
+
+_PROCESS_KINDS = {"postgres": "database", "pgbouncer": "pooler"}
+
+
+def cpu_by_process() -> dict[str, float]:
+    """CPU seconds so far of the processes alive now, by kind: the database server's,
+    PgBouncer's, and the rest (the gunicorn workers, above all; wrk ends before the
+    second reading, so its time is the `wrk cpu` column)."""
+    seconds: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat_path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            raw = stat_path.read_text()
+        except OSError:  # the process ended meanwhile
+            continue
+        name, rest = raw[raw.index("(") + 1 : raw.rindex(")")], raw[raw.rindex(")") + 2 :].split()
+        kind = _PROCESS_KINDS.get(name, "app and the rest")
+        seconds[kind] = seconds.get(kind, 0.0) + (int(rest[11]) + int(rest[12])) / tick
+    return seconds
+
+
+def by_kind(result: dict) -> str:
+    shares = sorted(result["process_ms"].items(), key=lambda item: -item[1])
+    return ", ".join(f"{name} {ms:.2f}" for name, ms in shares if ms >= 0.01)
 
 
 def machine_busy_seconds() -> float:
@@ -375,7 +406,8 @@ def run_leg(env: dict, leg: str) -> dict:
                 f"  p99 {result['p99'] / 1000:7.1f} ms  5xx {result['fivexx']}"
                 f"  other {result['other']}  sockerr {result['socket_errors']}"
                 f"  wrk cpu {result['client_cpu'] * 100:3.0f}%"
-                f"  machine cpu {result['machine_ms']:.2f} ms/req{pair}",
+                f"  machine cpu {result['machine_ms']:.2f} ms/req"
+                f" ({by_kind(result)}){pair}",
                 flush=True,
             )
             return result
