@@ -507,7 +507,11 @@ def run_leg(env: dict, leg: str) -> dict:
 
 # --- Through PgBouncer ---------------------------------------------------------------------
 
-PGBOUNCER = Path("/usr/sbin/pgbouncer")
+PGBOUNCER = Path(os.environ.get("BENCH_PGBOUNCER_BIN", "/usr/sbin/pgbouncer"))
+# BENCH_PGBOUNCER_PREPARED=1: a PgBouncer of 1.21 or later (BENCH_PGBOUNCER_BIN) keeping
+# prepared statements (`max_prepared_statements`), with Settle's left on, as README
+# "Behind PgBouncer" says for such a PgBouncer. Debian 12's 1.18 cannot.
+PGBOUNCER_PREPARED = os.environ.get("BENCH_PGBOUNCER_PREPARED", "0") == "1"
 
 
 @contextlib.contextmanager
@@ -527,6 +531,8 @@ def through_pgbouncer(env: dict) -> Iterator[dict]:
         config = re.sub(rf"^{name} = .*$", f"{name} = {value}", config, flags=re.MULTILINE)
     config = re.sub(r"^\* = .*$", f"* = host={url.hostname or '127.0.0.1'} "
                     f"port={url.port or 5432}", config, flags=re.MULTILINE)
+    if PGBOUNCER_PREPARED:
+        config += "max_prepared_statements = 200\n"
     (folder / "pgbouncer.ini").write_text(config)
     as_postgres = ["-u", "postgres"] if os.geteuid() == 0 else []  # it refuses root
     if as_postgres:
@@ -544,7 +550,8 @@ def through_pgbouncer(env: dict) -> Iterator[dict]:
         host = f"127.0.0.1:{port}"
         pooled = urlunsplit(url._replace(netloc=f"{netloc[0]}@{host}" if len(netloc) == 2
                                          else host))
-        yield {**env, "DATABASE_URL": pooled, "SETTLE_DB_PREPARED_STATEMENTS": "false"}
+        prepared = "true" if PGBOUNCER_PREPARED else "false"
+        yield {**env, "DATABASE_URL": pooled, "SETTLE_DB_PREPARED_STATEMENTS": prepared}
     finally:
         pid = (folder / "pgbouncer.pid").read_text().strip()
         os.kill(int(pid), signal.SIGTERM)
@@ -601,11 +608,11 @@ def main() -> None:
     # Settle and the peer alike, so both pay the pooler's hop.
     if engine == "postgresql" and os.environ.get("BENCH_PGBOUNCER", "1") != "0":
         if PGBOUNCER.exists():
+            leg = "postgresql via PgBouncer" + (" (prepared)" if PGBOUNCER_PREPARED else "")
             with through_pgbouncer(env) as pooled:
-                legs["postgresql via PgBouncer"] = run_leg(pooled, "postgresql via PgBouncer")
+                legs[leg] = run_leg(pooled, leg)
         else:
-            print("(no PgBouncer leg: /usr/sbin/pgbouncer is missing; apt-get install "
-                  "pgbouncer)")
+            print(f"(no PgBouncer leg: {PGBOUNCER} is missing; apt-get install pgbouncer)")
     print_table(engine, legs)
 
 

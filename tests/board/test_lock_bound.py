@@ -1,7 +1,7 @@
 """Every transaction on PostgreSQL waits for a lock at most SETTLE_CLAIM_WAIT_SECONDS, set
 inside the transaction (SET LOCAL, or the claim's own statement), so the bound holds
 behind a pooler in transaction mode as well as on a direct connection
-(docs/notes-pooler.md)."""
+(docs/pgbouncer.md)."""
 
 import time
 
