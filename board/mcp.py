@@ -174,7 +174,7 @@ def _serve(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
     request.sender = request_sender(request)
     if not _is_post_entry_call(request):
-        return _token_checked(request) or _serve_message(request)
+        return _token_checked(request, counted_as_post=False) or _serve_message(request)
     # A post reads its caller in its own admission, token first, as over HTTP: the
     # transport's read would be one statement more on every post. The transport still
     # answers `401` before anything else, so its check runs after all, only when the
@@ -183,16 +183,17 @@ def _serve(request: HttpRequest) -> HttpResponse:
     request.post_status = None
     response = _serve_message(request)
     if request.post_status in (None, 401):
-        refused = _token_checked(request, counted=request.post_status is None)
+        # A 401 the post answered was counted as a post already.
+        refused = _token_checked(request, counted_as_post=request.post_status is None)
         if refused is not None:
             return refused
     return response
 
 
-def _token_checked(request: HttpRequest, *, counted: bool = True) -> HttpResponse | None:
+def _token_checked(request: HttpRequest, *, counted_as_post: bool) -> HttpResponse | None:
     """The transport's token check: None when the token is good (or absent), else the
-    `401` (or `503` when the database cannot tell). A `post_entry` call's 401 is counted
-    as a post's answer unless the post counted it itself (`counted=False`)."""
+    `401` (or `503` when the database cannot tell), counted as a post's answer when
+    `counted_as_post` (a `post_entry` call the tool did not answer)."""
     try:
         # Once a request: the tools read `request.caller` (and `request.sender`), as views
         # read `request.user`.
@@ -200,7 +201,7 @@ def _token_checked(request: HttpRequest, *, counted: bool = True) -> HttpRespons
             token=request.sender.token, address=request.sender.address
         ).caller
     except Unauthorized as error:
-        if counted and _is_post_entry_call(request):
+        if counted_as_post:
             # Refused before any tool runs, yet still a post an operator wants counted.
             metrics.post_answered(route="mcp", answer=error_answer(error))
         return _rpc_error(
