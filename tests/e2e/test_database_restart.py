@@ -23,6 +23,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from board.limits import OVERALL_SOURCE
+
 from tests.e2e.conftest import free_port
 from tests.e2e.processes import (
     BIN,
@@ -164,6 +166,34 @@ def service_url(cluster: Cluster) -> Iterator[str]:
         yield cluster.url
 
 
+@contextmanager
+def posts_in_flight(cluster: Cluster) -> Iterator[None]:
+    """New posts held in the middle of their admission while the body runs: the overall
+    counter's row is locked from a connection of the test's own, and the body starts
+    once a post waits on it. Without it a restart between two statements can go unseen,
+    above all through PgBouncer, which holds a query until the server is back."""
+    holder = psycopg.connect(cluster.admin_url("settle"))
+    try:
+        assert wait_until(lambda: _posts_waiting(holder), seconds=30)
+        yield
+    finally:
+        try:
+            holder.close()
+        except psycopg.Error:
+            pass  # the restart broke it
+
+
+def _posts_waiting(holder: psycopg.Connection) -> bool:
+    # Locked again on every look: a new hour's row appears with the hour's first post.
+    holder.execute(
+        "SELECT 1 FROM board_hourlycounter WHERE source = %s FOR UPDATE", [OVERALL_SOURCE]
+    )
+    return holder.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = 'settle' "
+        "AND wait_event_type = 'Lock'"
+    ).fetchone()[0] > 0
+
+
 def worker_pids(master: int) -> set[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(master)],
                          capture_output=True, text=True).stdout
@@ -204,8 +234,10 @@ def test_it_answers_503_while_postgres_restarts_and_every_post_lands_once(tmp_pa
                 client.start()
             assert wait_until(lambda: len(done) >= 2 * CLIENTS, seconds=60)
 
-            # when: PostgreSQL crashes and comes back, as `restart -m immediate` does it
-            cluster.pg_ctl("restart", "-m", "immediate")
+            # when: PostgreSQL crashes and comes back, as `restart -m immediate` does it,
+            # with posts in the middle of their statements
+            with posts_in_flight(cluster):
+                cluster.pg_ctl("restart", "-m", "immediate")
             back = len(done)
             settled_after = wait_until(
                 lambda: len(done) >= back + SETTLED_AFTER_RESTART * CLIENTS, seconds=120
