@@ -24,7 +24,6 @@ import psycopg
 import pytest
 
 from board.limits import OVERALL_SOURCE
-
 from tests.e2e.conftest import free_port
 from tests.e2e.processes import (
     BIN,
