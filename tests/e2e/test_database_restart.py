@@ -188,7 +188,7 @@ def _posts_waiting(holder: psycopg.Connection) -> bool:
         "SELECT 1 FROM board_hourlycounter WHERE source = %s FOR UPDATE", [OVERALL_SOURCE]
     )
     return holder.execute(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = 'settle' "
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
         "AND wait_event_type = 'Lock'"
     ).fetchone()[0] > 0
 
