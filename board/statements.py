@@ -27,9 +27,7 @@ from django.db import connection
 
 from board import sql
 from board.models import AgentToken, PostingPolicy, Principal
-from board.sql.common import COUNTED_WITHIN, COUNTERS
-from receipts.models import Receipt
-from receipts.statements import RECEIPT_SEEN_SQL
+from board.sql.common import COUNTED_WITHIN, COUNTERS, Admission
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
@@ -121,50 +119,6 @@ class Admitted:
     taken: Taken
 
 
-def caller_sql(
-    *,
-    token_hash: str | None,
-    address_source: str,
-    anonymous_allowed: bool,
-    anonymous_scope: str,
-    source_default_limit: int,
-    overall_default_limit: int,
-    operation: str,
-    request_id: uuid.UUID,
-) -> tuple[str, list]:
-    """Two CTEs, `presented` and `caller`: the policy and the token as read, then who the
-    caller is in SQL (source, source_limit, overall_limit, admitted, seen), the rules of
-    `Caller` (`callers.anonymous_caller` for a caller without a live token),
-    `limits.source_hourly_limit` and step 1's check."""
-    seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
-    anonymous = "TRUE" if token_hash is None and anonymous_allowed else "FALSE"
-    cte = f"""presented AS (
-            SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-                t.id AS token_id, t.last_used_at, pr.id AS principal_id, pr.name,
-                pr.hourly_limit, pr.entry_retention,
-                CAST(%s AS text) || pr.id AS principal_key
-            FROM (SELECT 1 AS one) AS anchor
-            LEFT JOIN {_POLICY} p ON p.id = 1
-            LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
-            LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
-        ),
-        caller AS (
-            SELECT presented.*,
-                COALESCE(principal_key, %s) AS source,
-                COALESCE(hourly_limit, source_hourly_limit, {int(source_default_limit)})
-                    AS source_limit,
-                COALESCE(overall_hourly_limit, {int(overall_default_limit)}) AS overall_limit,
-                (principal_key IS NOT NULL OR {anonymous}) AS admitted,
-                {seen_condition} AS seen
-            FROM presented
-        )"""
-    params = [
-        Principal.KEY_PREFIX, token_hash, address_source, anonymous_scope, operation,
-        Receipt._meta.get_field("request_id").get_db_prep_value(request_id, connection),
-    ]
-    return cte, params
-
-
 def posting_admit_count(
     *,
     token_hash: str | None,
@@ -199,7 +153,7 @@ def posting_admit_count(
     claim's replay read (measured in the note of issue 8: a replay was three statements,
     now two).
     """
-    caller_cte, caller_params = caller_sql(
+    asked = Admission(
         token_hash=token_hash,
         address_source=address_source,
         anonymous_allowed=anonymous_allowed,
@@ -208,12 +162,11 @@ def posting_admit_count(
         overall_default_limit=overall_default_limit,
         operation=operation,
         request_id=request_id,
+        hour=connection.ops.adapt_datetimefield_value(hour),
+        overall=overall,
     )
     with connection.cursor() as cursor:
-        row, counted = sql.for_connection().admit_count(
-            cursor, caller_cte, caller_params,
-            connection.ops.adapt_datetimefield_value(hour), overall,
-        )
+        row, counted = sql.for_connection().admit_count(cursor, asked)
     policy, caller = _policy_and_caller(row)
     seen, source = bool(row[11]), row[12]
     return Admitted(

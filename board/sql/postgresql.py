@@ -2,44 +2,32 @@
 
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 
-from board.models import Entry
-from board.sql.common import (
-    ADMITTED_COLUMNS,
-    COUNTED_WITHIN,
-    COUNTERS,
-    QUESTION_RECEIPT_LIVE_SQL,
-)
-from receipts.sql.postgresql import no_flush_wait
+from django.db import connection
+
+from board.models import Entry, Principal
+from board.sql.common import ADMITTED_COLUMNS, QUESTION_RECEIPT_LIVE_SQL, Admission
 
 
-def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str):
+def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:
     """The admission in ONE statement (board.statements.posting_admit_count): the caller
-    read and the counters counted by data-modifying CTEs, the overall take only for an
-    admitted caller without a committed receipt. The row, and the sources counted."""
-    within_limit = COUNTED_WITHIN.format(
-        limit="(SELECT CASE WHEN c.source = caller.source THEN caller.source_limit "
-        "ELSE caller.overall_limit END FROM caller)"
-    )
+    read and the counters counted, the overall take only for an admitted caller without a
+    committed receipt, by the function `board_post_admit` (migration board 0005), whose
+    plan PostgreSQL keeps per server connection, with or without a pooler between.
+    The row (ADMITTED_COLUMNS, source_limit, overall_limit, admitted), and the sources
+    counted."""
     cursor.execute(
-        f"""
-        WITH {no_flush_wait()}, {caller_cte},
-        counted AS (
-            INSERT INTO {COUNTERS} AS c (source, hour, count)
-            SELECT wanted.source, %s, 1
-            FROM caller, LATERAL (VALUES (caller.source, caller.source_limit),
-                (%s, caller.overall_limit)) AS wanted (source, lim)
-            WHERE wanted.lim > 0 AND (wanted.source = caller.source
-                OR (caller.admitted AND NOT caller.seen))
-            {within_limit}
-            RETURNING c.source
-        )
-        SELECT {ADMITTED_COLUMNS}, array(SELECT source FROM counted)
-        FROM caller CROSS JOIN quiet
-        """,
-        [*caller_params, hour, overall],
+        f"SELECT {ADMITTED_COLUMNS}, source_limit, overall_limit, admitted, counted "
+        "FROM board_post_admit(%s, %s, %s, %s, %s, %s, %s, %s, "
+        "CAST(%s AS bigint), CAST(%s AS bigint), %s, %s)",
+        [
+            Principal.KEY_PREFIX, asked.token_hash, asked.address_source,
+            asked.anonymous_scope, asked.operation, asked.request_id, asked.hour,
+            asked.overall, asked.source_default_limit, asked.overall_default_limit,
+            asked.anonymous_admitted, not connection.in_atomic_block,
+        ],
     )
     row = cursor.fetchone()
-    return row, row[13]
+    return row[:16], row[16]
 
 
 # Step 6 as the write's guard (receipts.services.Guard): a reply's parent is a public

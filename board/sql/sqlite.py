@@ -7,14 +7,18 @@ from board.sql.common import (
     COUNTED_WITHIN,
     COUNTERS,
     QUESTION_RECEIPT_LIVE_SQL,
+    Admission,
+    caller_sql,
 )
 from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
 
 
-def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str):
+def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:
     """The admission in two statements (SQLite cannot return what an INSERT did not
     write, and its round trips cost no network): the caller read, then, with the
-    post's writer turn taken, one upsert of the counters it asks for."""
+    post's writer turn taken, one upsert of the counters it asks for. The row
+    (ADMITTED_COLUMNS, source_limit, overall_limit, admitted) and the sources counted."""
+    caller_cte, caller_params = caller_sql(asked)
     cursor.execute(
         f"WITH {caller_cte} SELECT {ADMITTED_COLUMNS}, source_limit, overall_limit, admitted "
         f"FROM caller",
@@ -29,7 +33,7 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
     if source_limit > 0:
         wanted.append((source, int(source_limit)))
     if admitted and not row[11] and overall_limit > 0:
-        wanted.append((overall, int(overall_limit)))
+        wanted.append((asked.overall, int(overall_limit)))
     if not wanted:
         return row, []
     names, cases = [], ""
@@ -42,7 +46,7 @@ def admit_count(cursor, caller_cte: str, caller_params: list, hour, overall: str
         f"SELECT column1, %s, 1 FROM (VALUES {', '.join(['(%s)'] * len(names))}) "
         f"WHERE true {COUNTED_WITHIN.format(limit=f'CASE c.source {cases}END')} "
         f"RETURNING source",
-        [hour, *names, *names],
+        [asked.hour, *names, *names],
     )
     counted = []
     for (name,) in cursor.fetchall():

@@ -28,11 +28,11 @@ def test_after_a_few_posts_the_write_path_runs_prepared_statements(agent):
     for _ in range(6):
         assert agent.post(question()).status_code == 201
 
-    # then: the claim, the entry's statement and the counters are prepared on it
+    # then: the claim, the entry's statement and the admission are prepared on it
     prepared = " ".join(prepared_statements())
     assert "INSERT INTO receipts_receipt" in prepared
     assert "INSERT INTO board_entry" in prepared
-    assert "INSERT INTO board_hourlycounter" in prepared
+    assert "board_post_admit(" in prepared  # the admission: the counters, in its function
 
 
 def test_the_switch_turns_prepared_statements_off():

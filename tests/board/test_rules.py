@@ -1,6 +1,7 @@
 """Who the caller is and its hourly limit, written twice: in Python (board/callers.py,
 board/limits.py) for the console and step 1's refusals, and in SQL for every post's
-admission (board.statements.caller_sql). Compared on generated input, on both engines."""
+admission (board/sql/: the caller CTEs on SQLite, the function `board_post_admit` on
+PostgreSQL). Compared on generated input, on both engines."""
 
 import uuid
 
@@ -12,9 +13,10 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from board import callers, limits, statements
+from board import callers, limits, sql, statements
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy
+from board.sql.common import Admission
 from moderation import services as moderation
 from receipts.models import Receipt
 
@@ -72,8 +74,8 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
         has_receipt and caller is not None,
     )
 
-    # SQL: the admission's own CTEs.
-    cte, params = statements.caller_sql(
+    # SQL: the engine's own admission, as a post runs it.
+    asked = Admission(
         token_hash=None if token is None else callers.token_hash(token),
         address_source=callers.address_source(ADDRESS),
         anonymous_allowed=anonymous_allowed,
@@ -82,13 +84,12 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
         overall_default_limit=django_settings.SETTLE_OVERALL_HOURLY_LIMIT,
         operation="post_entry:v1",
         request_id=request_id,
+        hour=connection.ops.adapt_datetimefield_value(limits.hour_of(timezone.now())),
+        overall=limits.OVERALL_SOURCE,
     )
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH {cte} SELECT source, source_limit, overall_limit, admitted, seen FROM caller",
-            params,
-        )
-        source, source_limit, overall, sql_admitted, seen = cursor.fetchone()
+        row, _ = sql.for_connection().admit_count(cursor, asked)
+    seen, source, source_limit, overall, sql_admitted = row[11:16]
 
     assert (source, source_limit, overall, bool(sql_admitted), bool(seen)) == in_python
 

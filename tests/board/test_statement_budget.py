@@ -66,7 +66,7 @@ def test_it_commits_a_new_post_once_with_the_counters_outside_the_transaction():
     assert response.status_code == 201
     assert not [s for s in sql if s in ("BEGIN", "COMMIT", "ROLLBACK")], sql
     admission, claim, write = sql
-    assert "board_hourlycounter" in admission
+    assert "board_post_admit(" in admission  # the counters, in the function (migration 0005)
     assert "INSERT INTO receipts_receipt" in claim
     assert "INSERT INTO board_entry" in write
     # and: the entry, its receipt and its attempt were committed by ONE transaction,
