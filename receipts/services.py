@@ -304,8 +304,9 @@ def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content can no longer be compared, and the answer must not change at purge time.
-    # Written again in SQL (receipts/sql/postgresql.py OUTCOME_SQL), which logs the same
-    # verdict in the replay's statement; tests/receipts/test_rules.py compares the two.
+    # Written again in SQL (the function receipts_replay, migration receipts 0004), which
+    # logs the same verdict in the replay's statement; tests/receipts/test_rules.py
+    # compares the two.
     if receipt.state == Receipt.State.DELETED:
         return RequestDeleted()
     if now >= receipt.receipt_expires_at:
@@ -354,8 +355,8 @@ def _record_attempt(asked: _Asked, error: Exception) -> None:
 
 def attempt_detail(error: Exception | None) -> str:
     """What the attempt log says of a call's answer: the refusal's code, cut to the
-    column. Written again in SQL for replays (receipts/sql/postgresql.py DETAIL_SQL);
-    tests/receipts/test_rules.py compares them."""
+    column. Written again in SQL for replays (the function receipts_replay, migration
+    receipts 0004); tests/receipts/test_rules.py compares them."""
     return "" if error is None else str(getattr(error, "code", type(error).__name__))[:32]
 
 

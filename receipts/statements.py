@@ -71,7 +71,7 @@ def uuid_param(model, name, value):
 def outcome_detail(outcome: str) -> str:
     """The attempt log's `detail` of an outcome: empty for a success, else its code.
     The same rule as receipts.services.attempt_detail and, in SQL, the replay's
-    DETAIL_SQL (receipts/sql/postgresql.py); tests/receipts/test_rules.py compares them."""
+    (the function receipts_replay); tests/receipts/test_rules.py compares them."""
     return "" if outcome in ("replayed", "created") else str(outcome)[:32]
 
 

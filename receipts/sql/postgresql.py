@@ -66,7 +66,12 @@ def wait_bound() -> str:
     refuses: `unsupported startup parameter: options`; ignored, the bound would be gone.)
     Past the bound the claim answers in_progress, any other wait unavailable.
     """
-    return f"set_config('lock_timeout', '{int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)}', true)"
+    return f"set_config('lock_timeout', '{wait_bound_ms()}', true)"
+
+
+def wait_bound_ms() -> int:
+    """SETTLE_CLAIM_WAIT_SECONDS in milliseconds, as `lock_timeout` reads it."""
+    return int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)
 
 
 @functools.cache
@@ -94,25 +99,14 @@ def claim_sql(model) -> str:
 
 
 
-# The verdict of receipts.services._verdict (`judge`), in SQL, so the attempt is
-# logged in the same statement (tests/receipts/test_rules.py compares the two).
-# receipts.services.attempt_detail in SQL, of the outcome's code (test_rules.py again).
-DETAIL_SQL = "CASE WHEN outcome IN ('replayed', 'created') THEN '' ELSE outcome END"
-
-OUTCOME_SQL = (
-    "CASE WHEN state = %(deleted)s THEN 'deleted' "
-    "WHEN receipt_expires_at <= %(now)s THEN 'expired' "
-    "WHEN digests = %(digests)s::jsonb THEN 'replayed' ELSE 'conflict' END"
-)
-
 def replay(identity, digests, route, now, model, judge):
-    # One statement, in its own (auto)commit: lock and count (UPDATE), log the attempt,
-    # and join the effect. The join reads the snapshot this statement started with,
-    # which holds the effect whenever the receipt was committed before it began (the
-    # caller saw it, or its claim waited for it and rolled back before this).
+    # One statement, in its own (auto)commit: the function `receipts_replay` (migration
+    # receipts 0004) locks and counts the receipt, judges the attempt and logs it, and
+    # this statement joins the effect. The join reads the snapshot this statement started
+    # with, which holds the effect whenever the receipt was committed before it began
+    # (the caller saw it, or its claim waited for it and rolled back before this).
     # A replay saves nothing the agent depends on (the entry it answers with was
     # committed durably before it began), only bookkeeping: see `no_flush_wait`.
-    quiet = no_flush_wait()
     join, columns = "", ""
     if model is not None:
         fields = model._meta.concrete_fields
@@ -121,34 +115,17 @@ def replay(identity, digests, route, now, model, judge):
             f" LEFT JOIN {model._meta.db_table} made "
             f"ON made.{model._meta.pk.column} = hit.result_id"
         )
-    # `bound` is joined by the UPDATE, so it is set before the row is locked.
-    sql = f"""
-        WITH bound AS (SELECT {wait_bound()}), hit AS (
-            UPDATE {RECEIPTS} SET attempts = attempts + 1, last_seen_at = %(now)s
-            FROM bound
-            WHERE scope = %(scope)s AND operation = %(operation)s
-                AND request_id = %(request_id)s
-            RETURNING {", ".join(RECEIPT_COLUMNS)}, {OUTCOME_SQL} AS outcome
-        ), logged AS (
-            INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-            SELECT %(key)s, id, %(route)s, outcome,
-                CASE WHEN outcome = 'replayed' THEN '' ELSE outcome END, %(now)s
-            FROM hit
-        ), {quiet}
-        SELECT {", ".join(f"hit.{c}" for c in RECEIPT_COLUMNS)}{columns}
-        FROM hit{join} CROSS JOIN quiet
-    """
+    sql = (
+        f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}{columns} "
+        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s) "
+        f"AS hit{join}"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, {
-            "now": now,
-            "scope": identity.scope,
-            "operation": identity.operation,
-            "request_id": identity.request_id,
-            "deleted": Receipt.State.DELETED.value,
-            "digests": json.dumps(dict(digests)),
-            "key": identity.key,
-            "route": route,
-        })
+        cursor.execute(sql, [
+            identity.scope, identity.operation, identity.request_id, now,
+            json.dumps(dict(digests)), Receipt.State.DELETED.value, identity.key, route,
+            wait_bound_ms(), not connection.in_atomic_block,
+        ])
         row = cursor.fetchone()
     if row is None:
         return None
