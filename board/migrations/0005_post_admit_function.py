@@ -29,7 +29,7 @@ CREATE OR REPLACE FUNCTION board_post_admit(
     principal_id bigint, name text, hourly_limit integer, entry_retention integer,
     principal_key text, seen boolean, source text, source_limit bigint,
     overall_limit bigint, admitted boolean, counted text[]
-) LANGUAGE plpgsql VOLATILE AS $$
+) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
     -- The counters need no durable commit (receipts/sql/postgresql.py, no_flush_wait);
