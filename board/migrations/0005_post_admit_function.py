@@ -11,7 +11,8 @@ psycopg, prepare off). Without a pooler, with prepared statements, the two cost 
 same (0.09 and 0.10 ms). The rules stay the ones tests/board/test_rules.py checks: it
 runs this function against the Python rules on PostgreSQL.
 
-A later change to the admission's SQL is a new migration that replaces this function.
+A later change to the admission's SQL is a new migration that replaces this function
+(DROP FUNCTION first where its columns change: CREATE OR REPLACE cannot change them).
 SQLite: nothing to do (it has no functions; its admission is two statements).
 """
 
@@ -32,7 +33,7 @@ CREATE OR REPLACE FUNCTION board_post_admit(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The counters need no durable commit (receipts/sql/postgresql.py, no_flush_wait);
+    -- The counters need no durable commit (receipts/sql/postgresql.py, commit_quietly);
     -- inside a caller's transaction the commit is the caller's.
     IF commit_quietly THEN
         PERFORM set_config('synchronous_commit', 'off', true);

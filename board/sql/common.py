@@ -60,7 +60,8 @@ def caller_sql(asked: Admission) -> tuple[str, list]:
     caller is in SQL (source, source_limit, overall_limit, admitted, seen), the rules of
     `Caller` (`callers.anonymous_caller` for a caller without a live token),
     `limits.source_hourly_limit` and step 1's check. SQLite's admission; PostgreSQL's is
-    the same SQL in a function (board/sql/postgresql.py), and tests/board/test_rules.py
+    the same SQL in the function `board_post_admit` (migration board 0005), and
+    tests/board/test_rules.py
     holds both to the Python rules."""
     seen_condition = RECEIPT_SEEN_SQL.format(scope="COALESCE(principal_key, %s)")
     cte = f"""presented AS (

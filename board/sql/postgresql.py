@@ -2,10 +2,9 @@
 
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 
-from django.db import connection
-
 from board.models import Entry, Principal
 from board.sql.common import ADMITTED_COLUMNS, QUESTION_RECEIPT_LIVE_SQL, Admission
+from receipts.sql.postgresql import commit_quietly
 
 
 def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:
@@ -23,7 +22,7 @@ def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:
             Principal.KEY_PREFIX, asked.token_hash, asked.address_source,
             asked.anonymous_scope, asked.operation, asked.request_id, asked.hour,
             asked.overall, asked.source_default_limit, asked.overall_default_limit,
-            asked.anonymous_admitted, not connection.in_atomic_block,
+            asked.anonymous_admitted, commit_quietly(),
         ],
     )
     row = cursor.fetchone()

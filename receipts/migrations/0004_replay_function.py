@@ -13,7 +13,8 @@ attempt's detail to the Python rules (receipts.services._verdict, attempt_detail
 1,000 rows and joined the effect's table by a sequential scan: a replay cost the server
 2.73 ms of CPU instead of 0.4 (make bench, PostgreSQL, 65,000 entries).
 
-A later change to it is a new migration that replaces it. SQLite: nothing to do.
+A later change to it is a new migration that replaces it (DROP FUNCTION first where its
+columns change: CREATE OR REPLACE cannot change them). SQLite: nothing to do.
 """
 
 from django.db import migrations
@@ -30,8 +31,8 @@ CREATE OR REPLACE FUNCTION receipts_replay(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound), set before the
-    -- row is locked; and no flush wait for bookkeeping (no_flush_wait), outside a
+    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound_ms), set before the
+    -- row is locked; and no flush wait for bookkeeping (commit_quietly), outside a
     -- caller's transaction only: that commit is the caller's.
     PERFORM set_config('lock_timeout', wait_ms::text, true);
     IF commit_quietly THEN

@@ -32,34 +32,34 @@ from receipts.statements import (
 )
 
 
-def no_flush_wait() -> str:
-    """A CTE, `quiet`, that lets the (auto)commit of the statement holding it return
-    without waiting for the WAL flush (PostgreSQL; the statement must read `quiet`).
+def commit_quietly() -> bool:
+    """Whether a function that writes only bookkeeping may let its (auto)commit return
+    without waiting for the WAL flush: its `commit_quietly` parameter (PostgreSQL; the
+    functions `board_post_admit` and `receipts_replay` then turn synchronous_commit off
+    for their own transaction with `set_config(..., true)`).
 
-    For statements whose writes nothing depends on after a crash: a replay's bookkeeping
-    (the attempt count, last_seen_at, the attempt log row) and the rate-limit counters.
-    `set_config(..., true)` turns synchronous_commit off for the statement's own
-    transaction only. After a crash PostgreSQL comes back consistent, missing at most
-    the last few hundred milliseconds of such writes. The counters need it although
-    their table is unlogged: the statement also reads receipts, and a read that prunes
-    a page logs the pruning, which made each counter commit wait for a flush.
+    For writes nothing depends on after a crash: a replay's bookkeeping (the attempt
+    count, last_seen_at, the attempt log row) and the rate-limit counters. After a crash
+    PostgreSQL comes back consistent, missing at most the last few hundred milliseconds
+    of such writes. The counters need it although their table is unlogged: the admission
+    also reads receipts, and a read that prunes a page logs the pruning, which made each
+    counter commit wait for a flush.
 
     Measured over HTTP (2 gunicorn workers, PostgreSQL): during replays the backends
     flushed the WAL 0.62 times a request and a tenth of the machine sat idle waiting;
     with both statements quiet, replays gained a third (tests/bench/http_bench.py).
-    Inside a caller's transaction it does nothing: that commit is the caller's to make.
+    Inside a caller's transaction, no: that commit is the caller's to make.
     """
-    if connection.in_atomic_block:
-        return "quiet AS (SELECT NULL)"
-    return "quiet AS (SELECT set_config('synchronous_commit', 'off', true))"
+    return not connection.in_atomic_block
 
 
 def wait_bound() -> str:
     """An SQL expression that bounds, for the rest of the transaction running it, how long
     any statement waits for a lock: `lock_timeout` of SETTLE_CLAIM_WAIT_SECONDS (PostgreSQL).
 
-    The claim and the replay evaluate it before they lock anything, in their own
-    statements, so the bound costs no round trip and needs nothing of the connection:
+    The claim evaluates it before it locks anything, in its own statement (a replay's
+    function sets the same bound first, from `wait_bound_ms`), so the bound costs no
+    round trip and needs nothing of the connection:
     `set_config(..., true)` is SET LOCAL, which a pooler in transaction mode (PgBouncer)
     keeps, because the transaction runs on one server connection from BEGIN to COMMIT.
     (It used to be the connection's startup option `-c lock_timeout=...`, which PgBouncer
@@ -106,7 +106,7 @@ def replay(identity, digests, route, now, model, judge):
     # with, which holds the effect whenever the receipt was committed before it began
     # (the caller saw it, or its claim waited for it and rolled back before this).
     # A replay saves nothing the agent depends on (the entry it answers with was
-    # committed durably before it began), only bookkeeping: see `no_flush_wait`.
+    # committed durably before it began), only bookkeeping: see `commit_quietly`.
     join, columns = "", ""
     if model is not None:
         fields = model._meta.concrete_fields
@@ -124,7 +124,7 @@ def replay(identity, digests, route, now, model, judge):
         cursor.execute(sql, [
             identity.scope, identity.operation, identity.request_id, now,
             json.dumps(dict(digests)), Receipt.State.DELETED.value, identity.key, route,
-            wait_bound_ms(), not connection.in_atomic_block,
+            wait_bound_ms(), commit_quietly(),
         ])
         row = cursor.fetchone()
     if row is None:

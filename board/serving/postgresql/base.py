@@ -17,7 +17,8 @@ Every transaction is also bounded in how long it waits for a lock (`lock_timeout
 SETTLE_CLAIM_WAIT_SECONDS), set with SET LOCAL before its first statement: transaction
 state, which a pooler in transaction mode (PgBouncer) keeps, where a connection option
 or a session-level SET would not be. A transaction whose first statement sets the bound
-itself (the claim: receipts.sql.postgresql.wait_bound) spends no round trip on it.
+itself (the claim: receipts.sql.postgresql.wait_bound; a replay: its function
+receipts_replay) spends no round trip on it.
 """
 
 import time
@@ -25,8 +26,9 @@ import time
 from django.conf import settings
 from django.db.backends.postgresql import base
 
-# What receipts.sql.postgresql.wait_bound puts in a statement that bounds its own transaction.
-_SETS_ITS_BOUND = "set_config('lock_timeout'"
+# What a statement that bounds its own transaction holds: receipts.sql.postgresql.wait_bound's
+# expression, or a call of the replay's function, which sets it first.
+_SETS_ITS_BOUND = ("set_config('lock_timeout'", "receipts_replay(")
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -46,7 +48,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         # included, so the SET is never undone by a rollback to a savepoint).
         if not self._bounded and not self.autocommit:
             self._bounded = True
-            if _SETS_ITS_BOUND not in sql:
+            if not any(sets in sql for sets in _SETS_ITS_BOUND):
                 ms = int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)
                 context["cursor"].execute(f"SET LOCAL lock_timeout = {ms}")
         return execute(sql, params, many, context)
