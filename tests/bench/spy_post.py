@@ -2,7 +2,8 @@
 
 `python tests/bench/spy_post.py [--gil] [--seconds N] [--path /mcp]` on the configured
 database (DATABASE_URL, else var/bench.sqlite3): starts gunicorn as `make bench` does
-(2 sync workers), drives new authenticated posts with wrk (32 connections), samples every
+(2 sync workers), drives new authenticated posts with wrk (32 connections; with
+`--path /api/v1/request-ids`, the no-database request without a token), samples every
 worker with py-spy (`pip install py-spy`; root, or ptrace allowed) and prints where the
 samples fall. Without `--gil` the samples are wall time (`--idle`: waiting on the database
 counts); with it only samples holding the GIL (Python's own work). The raw stacks are kept
@@ -28,10 +29,14 @@ from tests.bench.http_bench import (  # noqa: E402
     bench_environment,
     manage,
     new_post_script,
+    plain_script,
     run_wrk,
     start_server,
     warm,
 )
+
+# The ceiling (`--path /api/v1/request-ids`): a request without a token, no database.
+CEILING = "/api/v1/request-ids"
 
 # Layers, as inclusive shares: a sample counts toward a layer when one of its frames
 # matches (the function's name and file, as py-spy prints them). Differences between
@@ -139,7 +144,10 @@ def main() -> None:
     process, base = start_server(env)
     raw = ROOT / "var" / f"spy-post-{'gil' if args.gil else 'wall'}.txt"
     try:
-        script = new_post_script(token, mcp=args.path == "/mcp")
+        script = (
+            plain_script("POST") if args.path == CEILING
+            else new_post_script(token, mcp=args.path == "/mcp")
+        )
         warm(base + args.path, script)
         spy = subprocess.Popen([
             str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(process.pid),
