@@ -1,6 +1,7 @@
 """/metrics (SPEC 12): who may read it, and counts that hold across worker processes."""
 
 import json
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -163,6 +164,7 @@ def outcome_of(status: int, body: bytes) -> str:
 @pytest.mark.django_db(transaction=True)
 def test_counts_match_a_scripted_sequence_sent_across_several_workers(serve):
     served = serve(WEB_CONCURRENCY="3", SETTLE_SOURCE_HOURLY_LIMIT="30")
+    every_worker_answers(served, workers=3)
     first = [question() for _ in range(8)]
     replays = [p for p in first for _ in range(2)]
     conflicts = [{**p, "body": "Something else entirely."} for p in first[:3]]
@@ -185,6 +187,20 @@ def test_counts_match_a_scripted_sequence_sent_across_several_workers(serve):
     assert Entry.objects.count() == tally["created"]
     # The posts really were answered by more than one process.
     assert len(list(served.metrics_dir.glob("counter_*.db"))) >= 2
+
+
+def every_worker_answers(served, *, workers: int) -> None:
+    """Wait until each worker has answered a request: gunicorn is up when its first worker
+    answers, and on a busy machine the others may still be loading Django while a short
+    scripted sequence runs, all of it then answered by one process. Fresh request_ids
+    (no token: no database, no attempt counted) from 6 clients at once, until each
+    worker's histogram file exists."""
+    deadline = time.monotonic() + 60
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        while len(list(served.metrics_dir.glob("histogram_*.db"))) < workers:
+            assert time.monotonic() < deadline, "not every gunicorn worker answered"
+            list(pool.map(lambda _: call(served.base, "/api/v1/request-ids", method="POST"),
+                          range(12)))
 
 
 def _outcome(code: str) -> str:
