@@ -320,7 +320,6 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
             operation=POST_ENTRY,
             result_ids=[entry.pk],
             now=now,
-            retention=retention.policy_in_force(retention.DELETION, fresh=True).duration,
         )
         signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
     return entry
@@ -351,7 +350,6 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
             operation=POST_ENTRY,
             result_ids=ids,
             now=now,
-            retention=retention.policy_in_force(retention.DELETION, fresh=True).duration,
         )
         signals.entries_deleted.send(sender=Entry, entry_ids=ids, now=now)
     questions = sum(1 for _, kind in rows if kind == Entry.Type.QUESTION)

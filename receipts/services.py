@@ -399,10 +399,12 @@ def tombstone_lookup(*, identity: Identity, now: datetime) -> Tombstone | None:
     return Tombstone.objects.filter(key=identity.key, expires_at__gt=now).first()
 
 
-def receipt_mark_deleted(
-    *, operation: str, result_ids: list[int], now: datetime, retention: timedelta
-) -> int:
-    """Mark the receipts of deleted results; their digests stay so a retry gets 410 deleted."""
+def receipt_mark_deleted(*, operation: str, result_ids: list[int], now: datetime) -> int:
+    """Mark the receipts of deleted results; their digests stay so a retry gets 410 deleted.
+
+    `receipt_expires_at` stays as promised at the write (SPEC 8.1: never moved by a later
+    change): the deletion's own life runs from `deleted_at` under the `deletion` policy in
+    force at each purge (receipts/purge.py), so the expiry is not where it is kept."""
     return Receipt.objects.filter(operation=operation, result_id__in=result_ids).update(
-        state=Receipt.State.DELETED, deleted_at=now, receipt_expires_at=now + retention
+        state=Receipt.State.DELETED, deleted_at=now
     )

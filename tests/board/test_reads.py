@@ -70,6 +70,20 @@ def test_it_reports_a_deleted_operation(agent):
     assert operation["result"] is None
 
 
+def test_it_keeps_the_promised_expiry_of_a_deleted_operation(agent):
+    # SPEC 8.1: receipt_expires_at is computed once, at the write, and never moved; the
+    # deletion record's own life runs from its deleted_at.
+    payload = question()
+    entry = agent.post(payload).json()
+    with time_machine.travel(timezone.now() + timedelta(days=3), tick=False):
+        moderation.entry_delete(actor="test", entry_id=entry["id"], reason="abuse")
+
+    operation = agent.get(f"/api/v1/operations/{payload['request_id']}").json()
+
+    assert operation["status"] == "deleted"
+    assert operation["receipt_expires_at"] == entry["receipt_expires_at"]
+
+
 def test_it_reports_expired_from_receipt_expires_at_on(agent, settings):
     payload = question()
     entry = agent.post(payload).json()
