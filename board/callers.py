@@ -70,29 +70,15 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class Admission:
-    """Who is calling and the posting policy as the call arrived: one read (the MCP
-    transport reads both once for every tool)."""
-
-    caller: Caller
-    policy: PostingPolicy
-
-
-def caller_admit(*, token: str | None, address: str) -> Admission:
-    """The caller and the posting policy, in one statement; an unknown or revoked token
-    raises Unauthorized. Reads never write: a token's last use is recorded only by a
-    write that succeeded."""
-    policy, found = statements.posting_read(None if token is None else token_hash(token))
-    return Admission(caller=found or anonymous_caller(token, address), policy=policy)
-
-
 def caller_authenticate(*, token: str | None, address: str) -> Caller:
     """The caller behind a bearer token (or none); unknown and revoked tokens are refused.
-    A call without a token needs no database (POST /request-ids answers with none)."""
+    A call without a token needs no database (POST /request-ids answers with none, and
+    so does MCP's transport: a read then fails as the read, not as its token check).
+    Reads never write: a token's last use is recorded only by a write that succeeded."""
     if token is None:
         return anonymous_caller(None, address)
-    return caller_admit(token=token, address=address).caller
+    _, found = statements.posting_read(token_hash(token))
+    return found or anonymous_caller(token, address)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
 from board.answers import request_sender
-from board.callers import caller_admit
+from board.callers import caller_authenticate
 from board.exceptions import Unauthorized, error_answer
 from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
@@ -56,6 +56,7 @@ from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the test
 )
 from board.mcp_words import instructions
 from board.serving import metrics
+from board.serving.origins import mcp_origin_allowed
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +131,9 @@ class ProtocolError(Exception):
 
 
 def _json(payload: dict, *, status: int = 200, headers: dict | None = None) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(payload, ensure_ascii=False), status=status, content_type="application/json"
-    )
+    # ASCII with escapes, as the API's JsonResponse answers: a client's lone surrogate
+    # echoed back (an id, an unknown argument's name) has no UTF-8 form, only an escape.
+    response = HttpResponse(json.dumps(payload), status=status, content_type="application/json")
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -169,7 +170,7 @@ def _is_post_entry_call(request: HttpRequest) -> bool:
 
 def _serve(request: HttpRequest) -> HttpResponse:
     origin = request.headers.get("Origin")
-    if origin is not None and origin not in settings.SETTLE_MCP_ALLOWED_ORIGINS:
+    if origin is not None and not mcp_origin_allowed(origin):
         # DNS rebinding: a browser page may not drive this endpoint from another origin.
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
     request.sender = request_sender(request)
@@ -197,9 +198,9 @@ def _token_checked(request: HttpRequest, *, counted_as_post: bool) -> HttpRespon
     try:
         # Once a request: the tools read `request.caller` (and `request.sender`), as views
         # read `request.user`.
-        request.caller = caller_admit(
+        request.caller = caller_authenticate(
             token=request.sender.token, address=request.sender.address
-        ).caller
+        )
     except Unauthorized as error:
         if counted_as_post:
             # Refused before any tool runs, yet still a post an operator wants counted.

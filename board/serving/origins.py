@@ -5,7 +5,8 @@ even a `no-cors` one whose answer the page cannot read. Without this rule any we
 could make its visitors' browsers post under their address and quota. A present `Origin`
 must be Settle's own (that of SETTLE_PUBLIC_URL, else of the request's validated host
 with the scheme Settle decided) or one of SETTLE_API_ALLOWED_ORIGINS. `null` (a sandboxed
-frame, a file, a redirect) is never allowed.
+frame, a file, a redirect) is never allowed. /mcp allows only SETTLE_MCP_ALLOWED_ORIGINS
+(SPEC 6), compared the same way.
 
 Origins are compared as browsers serialize them: lowercase scheme and host, the default
 port left out, no path.
@@ -49,12 +50,16 @@ def own_origin(request: HttpRequest) -> str | None:
     return origin_serialized(f"{'https' if request.is_secure() else 'http'}://{host}")
 
 
-def allowed_origins() -> set[str]:
-    return {
-        serialized
-        for serialized in map(origin_serialized, settings.SETTLE_API_ALLOWED_ORIGINS)
-        if serialized is not None
-    }
+def origins_serialized(listed: list[str]) -> set[str]:
+    """An operator's list of origins as browsers serialize them (unparsable ones dropped)."""
+    return {serialized for serialized in map(origin_serialized, listed) if serialized is not None}
+
+
+def mcp_origin_allowed(raw: str) -> bool:
+    """Whether a browser page of origin `raw` may call /mcp (SPEC 6): only one listed in
+    SETTLE_MCP_ALLOWED_ORIGINS, compared as the API compares its own list."""
+    origin = origin_serialized(raw)
+    return origin is not None and origin in origins_serialized(settings.SETTLE_MCP_ALLOWED_ORIGINS)
 
 
 def browser_origin_allowed(request: HttpRequest) -> bool:
@@ -67,4 +72,6 @@ def browser_origin_allowed(request: HttpRequest) -> bool:
     origin = origin_serialized(raw)  # `null` and anything unparsable serialize to None
     if origin is None:
         return False
-    return origin == own_origin(request) or origin in allowed_origins()
+    return origin == own_origin(request) or origin in origins_serialized(
+        settings.SETTLE_API_ALLOWED_ORIGINS
+    )

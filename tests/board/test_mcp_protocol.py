@@ -322,6 +322,28 @@ def test_it_serves_an_allowed_origin(client, agent, roomy_limits, settings):
     assert response.json()["result"]["structuredContent"]["http_status"] == 201
 
 
+@pytest.mark.parametrize(
+    ("listed", "origin"),
+    [("https://Agents.Example:443", "https://agents.example"),
+     ("https://agents.example", "https://AGENTS.example:443")],
+)
+def test_it_compares_origins_as_browsers_serialize_them(
+    client, agent, roomy_limits, settings, listed, origin
+):
+    settings.SETTLE_MCP_ALLOWED_ORIGINS = [listed]
+    response = rpc(client, _post_call(), token=agent.token, HTTP_ORIGIN=origin,
+                   **modern_headers("tools/call", "post_entry"))
+    assert response.json()["result"]["structuredContent"]["http_status"] == 201
+
+
+def test_it_refuses_null_even_when_listed(client, agent, settings):
+    settings.SETTLE_MCP_ALLOWED_ORIGINS = ["null"]
+    response = rpc(client, _post_call(), token=agent.token, HTTP_ORIGIN="null",
+                   **modern_headers("tools/call", "post_entry"))
+    assert response.status_code == 403
+    assert counts() == NOTHING
+
+
 @pytest.mark.parametrize("authorization", ["Bearer settle_unknown", "Basic dXNlcjpwYXNz", "Bearer"])
 def test_it_refuses_an_unknown_token_before_dispatch(client, db, authorization):
     # Even a malformed body: the token is checked first.
@@ -514,6 +536,37 @@ def test_it_never_answers_500_or_stores_anything(client, db, message, method, ve
         assert body.get("error", {}).get("code") != -32603, body
         structured = (body.get("result") or {}).get("structuredContent") or {}
         assert structured.get("http_status") != 503, body
+    assert counts() == NOTHING
+
+
+LONE = "\ud800"  # a lone surrogate: valid JSON text, with no UTF-8 form
+
+
+def test_it_answers_a_lone_surrogate_argument_name_as_a_tool_error(client, agent):
+    response = modern_call(client, "get_thread", {LONE: 1}, token=agent.token)
+
+    assert response.status_code == 200
+    structured = response.json()["result"]["structuredContent"]
+    assert structured["http_status"] == 422
+    assert structured["data"]["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": LONE, "method": "tools/list", "params": {"_meta": META}},
+        {"jsonrpc": "2.0", "id": 1, "method": LONE, "params": {"_meta": META}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": LONE, "arguments": {}, "_meta": META}},
+    ],
+)
+def test_it_echoes_a_lone_surrogate_without_an_internal_error(client, db, message):
+    response = rpc(client, json.dumps(message), **modern_headers(message["method"]))
+
+    assert response.status_code < 500
+    body = response.json()
+    assert body.get("error", {}).get("code") != -32603, body
+    assert body["id"] == message["id"]
     assert counts() == NOTHING
 
 
