@@ -97,44 +97,59 @@ _METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 # 'GET /x?token=... HTTP/1.1 junk'") and about one that failed ("Error handling request
 # /x?...") quote the raw target; queries carry tokens and cursors (SPEC 12).
 _QUERY = re.compile(r"\?[^\s'\"]+")
+# The rest of what a refusal quotes is the request's own text: a header line
+# ("Invalid HTTP Header: 'Authorization Bearer settle_...'"), chunk data, the bytes left
+# in a buffer. Only the request line's pieces (its query gone) are kept, to say what was
+# wrong with it; any other quoted value becomes '…' (SPEC 11.4, 12: never a token).
+_REFUSED = "Invalid request from ip="
+_SAYS_THE_LINE = ("Invalid HTTP request line: ", "Invalid HTTP method: ", "Invalid HTTP Version: ")
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
-def without_queries(message: object, args: tuple) -> str:
-    """The message as gunicorn would print it, every query string left out."""
+def without_request_text(message: object, args: tuple) -> str:
+    """The message as gunicorn would print it, without any query string, and, in a
+    refusal, without any request text but the request line's."""
     text = str(message)
     if args:
         try:
             text = text % args
         except (TypeError, ValueError):
             text = " ".join([text, *map(str, args)])
-    return _QUERY.sub("", text)
+    text = _QUERY.sub("", text)
+    if text.startswith(_REFUSED):
+        peer, _, refusal = text.partition(": ")
+        if not refusal.startswith(_SAYS_THE_LINE):
+            refusal = _QUOTED.sub("'…'", refusal)
+        text = f"{peer}: {refusal}"
+    return text
 
 
 class JsonAccessLogger(glogging.Logger):
     """Gunicorn's logger, writing JSON: the access line holds method, path (never the query
     string), status and duration, and nothing else: no body, no headers, no address. Its
-    own messages (error log) are written with every query string left out."""
+    own messages (error log) are written with every query string and, about a refused
+    request, every quoted piece of its text but the request line left out."""
 
     def critical(self, msg, *args, **kwargs) -> None:
-        super().critical(without_queries(msg, args), **kwargs)
+        super().critical(without_request_text(msg, args), **kwargs)
 
     def error(self, msg, *args, **kwargs) -> None:
-        super().error(without_queries(msg, args), **kwargs)
+        super().error(without_request_text(msg, args), **kwargs)
 
     def warning(self, msg, *args, **kwargs) -> None:
-        super().warning(without_queries(msg, args), **kwargs)
+        super().warning(without_request_text(msg, args), **kwargs)
 
     def info(self, msg, *args, **kwargs) -> None:
-        super().info(without_queries(msg, args), **kwargs)
+        super().info(without_request_text(msg, args), **kwargs)
 
     def debug(self, msg, *args, **kwargs) -> None:
-        super().debug(without_queries(msg, args), **kwargs)
+        super().debug(without_request_text(msg, args), **kwargs)
 
     def exception(self, msg, *args, **kwargs) -> None:
-        super().exception(without_queries(msg, args), **kwargs)
+        super().exception(without_request_text(msg, args), **kwargs)
 
     def log(self, lvl, msg, *args, **kwargs) -> None:
-        super().log(lvl, without_queries(msg, args), **kwargs)
+        super().log(lvl, without_request_text(msg, args), **kwargs)
 
     def setup(self, cfg) -> None:
         super().setup(cfg)

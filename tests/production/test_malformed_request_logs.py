@@ -1,5 +1,6 @@
 """SPEC 12: gunicorn's own error-log lines about a request it refuses (a malformed request
-line, an invalid header) say the refusal, never the request target's query."""
+line, an invalid header) say the refusal, never the request target's query, and never
+the request's other text: a malformed header line can hold a token (SPEC 11.4)."""
 
 import socket
 from urllib.parse import urlsplit
@@ -18,6 +19,12 @@ MALFORMED = [
                  id="bad-version"),
     pytest.param(f"GET /x?token={MARK} HTTP/1.1\r\nBad Header: v\r\n\r\n",
                  "Invalid HTTP header name", id="header"),
+    pytest.param(f"POST /x HTTP/1.1\r\nHost: h\r\nAuthorization Bearer settle_{MARK}\r\n\r\n",
+                 "Invalid HTTP Header: '…'", id="header-line-without-colon"),
+    pytest.param(f"POST /x HTTP/1.1\r\nHost: h\r\nX {MARK}: v\r\n\r\n",
+                 "Invalid HTTP header name: '…'", id="header-name-with-a-token"),
+    pytest.param(f"GET /x HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer\r\n {MARK}\r\n\r\n",
+                 "Obsolete line folding", id="folded-header"),
 ]
 
 
