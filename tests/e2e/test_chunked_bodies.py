@@ -3,6 +3,7 @@ through gunicorn, which decodes the chunks (board/serving/chunked.py)."""
 
 import http.client
 import json
+import socket
 from urllib.parse import urlsplit
 
 import pytest
@@ -61,3 +62,22 @@ def test_a_chunked_mcp_request_is_answered(gunicorn):
 
     assert status == 200, answer
     assert answer == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def test_a_body_whose_chunks_cannot_be_decoded_is_refused_in_the_contracts_shape(gunicorn):
+    address = urlsplit(gunicorn)
+    raw = (
+        b"POST /api/v1/entries HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"ZZ\r\n{\"request_id\": 1}\r\n0\r\n\r\n"
+    )
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    assert json.loads(body)["error"]["code"] == "bad_request"
+    assert Entry.objects.count() == 0
