@@ -1,11 +1,13 @@
 """Settle's settings: everything a deployment changes comes from the environment (SPEC 3)."""
 
 import ipaddress
+import ssl
 from datetime import timedelta
 from pathlib import Path
 
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from kombu.transport import TRANSPORT_ALIASES
 
 from board.serving.environment import (
     env_bool,
@@ -280,6 +282,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 # any process on this machine reaches the worker.
 BROKER_DIR = Path(env_str("SETTLE_BROKER_DIR") or VAR_DIR / "broker")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
+# Checked here, so a mistyped scheme is one line at start-up, not kombu's traceback at the
+# first task (failover URLs are separated by ';'; `sqla+postgresql://` names kombu's `sqla`).
+for _broker in CELERY_BROKER_URL.split(";"):
+    _transport = _broker.strip().partition("://")[0].partition("+")[0]
+    if _transport not in TRANSPORT_ALIASES:
+        raise ImproperlyConfigured(
+            f"CELERY_BROKER_URL is not a broker URL Celery can use: the scheme {_transport!r} "
+            "(redis://, rediss://, amqp://, or filesystem:// for the embedded broker)"
+        )
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for _folder in ("messages", "control"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
@@ -400,6 +411,16 @@ if SETTLE_DELIVERY_CA_FILE and not Path(SETTLE_DELIVERY_CA_FILE).is_file():
     raise ImproperlyConfigured(
         f"SETTLE_DELIVERY_CA_FILE names no readable file: {SETTLE_DELIVERY_CA_FILE}"
     )
+if SETTLE_DELIVERY_CA_FILE:
+    # Loaded once here, so a file that is not PEM stops every process at start-up instead
+    # of failing each send inside the worker.
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=SETTLE_DELIVERY_CA_FILE)
+    except (ssl.SSLError, ValueError, OSError):
+        raise ImproperlyConfigured(
+            f"SETTLE_DELIVERY_CA_FILE holds no certificate authority in PEM form: "
+            f"{SETTLE_DELIVERY_CA_FILE}"
+        ) from None
 SETTLE_MAX_BODY_BYTES = 256 * 1024
 SETTLE_MAX_JSON_DEPTH = 32
 

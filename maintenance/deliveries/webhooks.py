@@ -247,8 +247,9 @@ def _tls_error(error: Exception) -> str:
 
 
 def _tls(sock: socket.socket, host: str, deadline: float) -> ssl.SSLSocket:
-    context = tls_context(_ca_file())
     try:
+        # Inside: a CA file that stopped loading since start-up fails before any byte left.
+        context = tls_context(_ca_file())
         sock.settimeout(_remaining(deadline))
         return context.wrap_socket(sock, server_hostname=host)
     except TimeoutError:

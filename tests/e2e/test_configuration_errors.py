@@ -31,6 +31,12 @@ BAD = {
                           "SETTLE_PUBLIC_URL must be an http:// or https:// URL"),
     "public url": ({"SETTLE_PUBLIC_URL": "notaurl"},
                    "SETTLE_PUBLIC_URL must be an http:// or https:// URL"),
+    "broker": ({"CELERY_BROKER_URL": "bogus://x"},
+               "CELERY_BROKER_URL is not a broker URL Celery can use: the scheme 'bogus'"),
+    "CA file, not PEM": ({"SETTLE_DELIVERY_CA_FILE": str(ROOT / "pyproject.toml")},
+                         "SETTLE_DELIVERY_CA_FILE holds no certificate authority in PEM form"),
+    "CA file, missing": ({"SETTLE_DELIVERY_CA_FILE": str(ROOT / "no-such.pem")},
+                         "SETTLE_DELIVERY_CA_FILE names no readable file"),
 }
 
 
