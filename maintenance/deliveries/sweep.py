@@ -60,9 +60,15 @@ def delivery_run(*, delivery_id: uuid.UUID | str) -> Delivery | None:
             delivery, kind=K.SEND, timeout=timeout, count=True,
             body=attempts.delivery_body(entry),
         )
+    next_attempt_queued(settled)
+    return settled
+
+
+def next_attempt_queued(settled: Delivery | None) -> None:
+    """After an attempt ended: a next attempt due within a minute is a task countdown
+    (SPEC 9), a later one waits for the sweep (`deliveries_enqueue` decides)."""
     if settled is not None and settled.state == S.ACCEPTED and settled.next_attempt_at:
         deliveries_enqueue([settled.pk], delay=settled.next_attempt_at - timezone.now())
-    return settled
 
 
 def deliveries_expire(*, now: datetime, ids: list | None = None) -> int:
@@ -72,8 +78,10 @@ def deliveries_expire(*, now: datetime, ids: list | None = None) -> int:
     return rows.expire(now=now)
 
 
-def leases_end(*, now: datetime) -> int:
-    """Running attempts whose lease ended (their worker died or hung): "sent, no answer"."""
+def leases_end(*, now: datetime, queue_next: bool = True) -> int:
+    """Running attempts whose lease ended (their worker died or hung): "sent, no answer".
+    The next attempt of each is queued as any attempt's is (`next_attempt_queued`), unless
+    `queue_next` is off: `deliveries run` makes what is due itself."""
     ended = 0
     rows = Delivery.objects.filter(
         state__in=[S.RUNNING, S.CANCEL_REQUESTED], lease_expires_at__lt=Now()
@@ -87,6 +95,8 @@ def leases_end(*, now: datetime) -> int:
         )
         if ended_now is not None:
             ended += 1
+            if queue_next:
+                next_attempt_queued(ended_now)
     return ended
 
 
@@ -124,7 +134,7 @@ def deliveries_sweep(*, now: datetime | None = None, inline: bool = False) -> di
     """
     now = now or timezone.now()
     counts = {
-        "leases_ended": leases_end(now=now),
+        "leases_ended": leases_end(now=now, queue_next=not inline),
         "expired": deliveries_expire(now=now),
         "endpoints_disabled": endpoints_disable_failing(now=now),
     }

@@ -15,8 +15,15 @@ from django.utils import timezone
 from maintenance.deliveries import actions, attempts, endpoints, sweep
 from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
 from maintenance.services import job_run, purge_deliveries
-from tests.celery_worker import CELERY, ROOT, test_database_url, wait_for
-from tests.maintenance.conftest import PUBLIC_URL, delivery_of, drive, endpoint_for, post_entry
+from tests.celery_worker import CELERY, ROOT, celery_worker, test_database_url, wait_for
+from tests.maintenance.conftest import (
+    PUBLIC_URL,
+    broker_purge,
+    delivery_of,
+    drive,
+    endpoint_for,
+    post_entry,
+)
 from tests.maintenance.webhook_receiver import Behaviour
 
 pytestmark = [
@@ -206,3 +213,29 @@ def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_sweep(receiver, 
         Delivery.objects.filter(state="outcome_unknown").values_list("pk", flat=True)
     ) == [delivery.pk]  # it waits in the inbox
     assert len(receiver.posts()) == 1
+
+
+def test_after_an_ended_lease_a_retry_due_within_a_minute_is_a_countdown(
+    receiver, settings, tmp_path
+):
+    # given: a dedupe endpoint whose next attempt comes 2 s after one with no answer, and
+    # a delivery whose worker died after its claim
+    settings.SETTLE_DELIVERY_SCHEDULE = [timedelta(0), timedelta(seconds=2), timedelta(seconds=2)]
+    endpoint_for(receiver, supports="dedupe")
+    delivery = claimed_and_abandoned(delivery_of(post_entry()))
+    broker_purge()  # the post's own send, which a worker would take for this retry
+
+    # when: the sweep ends the lease, and a worker runs with no further sweep
+    counts = sweep.deliveries_sweep()
+    environment = {
+        "SETTLE_BROKER_DIR": str(django_settings.BROKER_DIR),  # and keep the queue
+        "SETTLE_PUBLIC_URL": PUBLIC_URL,
+        "SETTLE_DELIVERY_SCHEDULE": "0,2s,2s",
+    }
+    with celery_worker(tmp_path, beat=False, env=environment) as log_path:
+        arrived = wait_for(lambda: receiver.posts(), seconds=40)
+
+        # then: the retry went by countdown, well before beat's next minute
+        assert arrived, log_path.read_text()[-3000:]
+    assert counts["leases_ended"] == 1
+    assert wait_for(lambda: Delivery.objects.get(pk=delivery.pk).state == "succeeded", seconds=10)
