@@ -7,6 +7,7 @@ SETTLE_URL. Exit status: 0 settled, 3 unconfirmed, 4 refused, 2 a usage error.
 import argparse
 import json
 import os
+import sqlite3
 import sys
 
 from .client import Client
@@ -62,8 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.url:
         parser.error("give --url or set SETTLE_URL")
-    client = Client(args.url, token=os.environ.get("SETTLE_TOKEN") or None,
-                    journal=args.journal)
+    try:
+        client = Client(args.url, token=os.environ.get("SETTLE_TOKEN") or None,
+                        journal=args.journal)
+    except (OSError, sqlite3.Error) as error:
+        # Nothing was journaled, so nothing was sent: a usage error, said in one line.
+        parser.error(f"the journal cannot be opened ({type(error).__name__}: {error})")
     try:
         if args.command == "post":
             return _post(client, args)

@@ -63,7 +63,9 @@ class Client:
     def _post(self, fields: dict[str, Any], request_id: str | None,
               deadline: float | None) -> Settled:
         started = time.monotonic()  # the deadline counts from the call, journaling included
-        request_id = _canonical(request_id) if request_id else str(uuid.uuid4())
+        # Sent as given: the server judges the id (SPEC 13: the client checks nothing the
+        # server checks, and never sends an intent with another id).
+        request_id = str(uuid.uuid4()) if request_id is None else request_id
         body = json.dumps({"request_id": request_id, **fields}, ensure_ascii=False,
                           separators=(",", ":"))
         seconds = self.deadline if deadline is None else deadline
@@ -129,9 +131,9 @@ class Client:
 
     def _final(self, request_id: str, answer: Answer) -> Settled | Refused | None:
         status, data = answer.status, answer.data
-        if status == 201 and data.get("request_id") == request_id:
+        if status == 201 and _echoes(data, request_id):
             return Settled(request_id, data, False, "created")
-        if status == 200 and data.get("replayed") is True and data.get("request_id") == request_id:
+        if status == 200 and data.get("replayed") is True and _echoes(data, request_id):
             return Settled(request_id, data, True, "replayed")
         if status < 400 or status >= 500 or status in RETRY_STATUSES:
             return None
@@ -152,7 +154,7 @@ class Client:
         status = answer.data.get("status") if answer.status == 200 else None
         logger.info("lookup of %s: %s %s", request_id, answer.status, status)
         if (status == "succeeded" and isinstance(answer.data.get("result"), dict)
-                and answer.data.get("request_id") == request_id):
+                and _echoes(answer.data, request_id)):
             return Settled(request_id, answer.data["result"], True, "looked_up")
         if status in ("deleted", "expired"):
             return Refused(code=status, status=410, request_id=request_id)
@@ -179,12 +181,11 @@ class Client:
         return outcome
 
 
-def _canonical(request_id: str) -> str:
-    """The lowercase hyphenated form the server echoes; anything else goes as given."""
-    try:
-        return str(uuid.UUID(request_id))
-    except ValueError:
-        return request_id
+def _echoes(data: dict, request_id: str) -> bool:
+    """Whether an answer is about this id: the server takes a UUID in either case and
+    echoes it in lowercase."""
+    echoed = data.get("request_id")
+    return isinstance(echoed, str) and echoed == request_id.lower()
 
 
 def _code(answer: Answer) -> str | None:

@@ -108,3 +108,21 @@ def test_without_a_url_it_is_a_usage_error(transactional_db, journal):
 
     assert status == 2
     assert "SETTLE_URL" in stderr
+
+
+def test_a_journal_that_cannot_be_opened_is_a_usage_error_and_sends_nothing(
+    proxy, transactional_db, tmp_path
+):
+    taken = tmp_path / "a-file"
+    taken.write_text("")  # a file where the journal's folder would be
+
+    status, printed, stderr = run(
+        "--journal", str(taken / "journal.sqlite3"),
+        "post", "question", "--title", "t", "--body", "b", "--actor-name", "n", url=proxy.url,
+    )
+
+    assert status == 2
+    assert printed == []
+    assert "journal cannot be opened" in stderr
+    assert "Traceback" not in stderr
+    assert proxy.seen.writes == 0

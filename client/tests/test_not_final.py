@@ -93,3 +93,15 @@ def test_in_progress_while_another_attempt_holds_the_claim_is_tried_again(
     assert proxy.seen.writes == 2
     [entry] = entries_for(request_id)
     assert settled.entry["id"] == entry.id
+
+
+def test_an_id_in_capitals_settles_as_the_server_echoes_it(proxy, token, journal, transport):
+    request_id = new_id().upper()
+
+    settled = client_for(proxy, token, journal, transport).post_question(
+        "Capitals?", f"identity {request_id}", actor={"name": "caps"}, request_id=request_id,
+    )
+
+    assert (settled.how, settled.request_id) == ("created", request_id)
+    assert settled.entry["request_id"] == request_id.lower()
+    assert len(entries_for(request_id)) == 1

@@ -171,3 +171,19 @@ def test_a_request_id_that_is_not_a_uuid_is_sent_and_refused_by_the_server(
 
     assert (no.value.code, no.value.status) == ("invalid_request", 422)
     assert_asked_once(proxy)
+
+
+def test_an_id_the_server_does_not_take_is_sent_as_given_and_refused(
+    proxy, token, journal, transport
+):
+    request_id = "{" + new_id() + "}"  # a UUID, in a form the server refuses
+    client = client_for(proxy, token, journal, transport)
+
+    with pytest.raises(Refused) as no:
+        ask(client, request_id)
+
+    assert (no.value.code, no.value.status) == ("invalid_request", 422)
+    assert no.value.details["fields"][0]["field"] == "request_id"
+    assert no.value.request_id == request_id
+    assert_asked_once(proxy)
+    assert entries_for(request_id.strip("{}")) == []
