@@ -28,13 +28,15 @@ def thread_not_held_sql(thread: str) -> str:
     """SQL true when no active hold covers the thread whose question id is `thread` (an
     SQL expression): no hold on the thread, and no hold on a principal with an entry in
     it at this moment. Served by the partial indexes hold_active_thread and
-    hold_active_principal, and the entries' (parent, id) index."""
+    hold_active_principal, and the entries' (parent, id) index. Parenthesized, so that
+    `NOT {...}` negates the whole of it: without, `NOT` bound to the first EXISTS only,
+    and the deletion purge took a principal's hold for no hold."""
     return (
-        f"NOT EXISTS (SELECT 1 FROM {_HOLDS} h WHERE h.released_at IS NULL "
+        f"(NOT EXISTS (SELECT 1 FROM {_HOLDS} h WHERE h.released_at IS NULL "
         f"AND h.thread_id = {thread}) "
         f"AND NOT EXISTS (SELECT 1 FROM {_HOLDS} h JOIN {_ENTRIES} held "
         f"ON held.principal_id = h.principal_id WHERE h.released_at IS NULL "
-        f"AND (held.id = {thread} OR held.parent_id = {thread}))"
+        f"AND (held.id = {thread} OR held.parent_id = {thread})))"
     )
 
 

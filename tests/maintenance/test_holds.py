@@ -231,6 +231,35 @@ def test_an_erasure_of_a_held_principal_keeps_the_text_until_the_release(agent, 
     assert set(Entry.objects.values_list("body", flat=True)) == {""}
 
 
+@pytest.mark.parametrize("holds", [("principal",), ("principal", "thread")])
+def test_a_held_principals_thread_keeps_anothers_deleted_reply_past_the_deletion_policy(
+    agent, other_agent, holds
+):
+    # given: the other agent's thread, which the held agent replied in, and a reply of
+    # the other agent's that a moderator deleted
+    _, question_id = thread_of(other_agent)
+    assert agent.post(reply(question_id)).status_code == 201
+    deleted = other_agent.post(reply(question_id)).json()["id"]
+    moderation.entry_delete(actor="test", entry_id=deleted, reason="spam")
+    moderation.retention_set(actor="test", policy="deletion", seconds=3600)
+    if "principal" in holds:
+        hold(principal=agent.name)
+    if "thread" in holds:
+        hold(thread_id=question_id)
+    later = timezone.now() + timedelta(hours=2)  # the deletion is due, the thread is not
+
+    # when
+    report = forecast.purge_forecast(now=later)
+    result = purge_deletion_records(now=later, batch_size=100)
+
+    # then: the forecast counted it as held, and no tombstone replaced the deletion record
+    assert report["purge-deletion-records"]["removed"] == 0
+    assert report["purge-deletion-records"]["held"] == 1
+    assert result.counts["receipts"] == 0
+    assert Receipt.objects.filter(result_id=deleted, state="deleted").exists()
+    assert Tombstone.objects.count() == 0
+
+
 def test_the_forecast_counts_what_a_hold_keeps_back(agent):
     # given: two threads past expiry, one of them held
     _, held_id = thread_of(agent)
