@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from kombu.exceptions import KombuError
 
+from board.moments import aware_moment
 from maintenance import forecast
 from moderation import charts, erasure
 from moderation.forms import REASON_MAX
@@ -29,14 +30,11 @@ class EraseForm(forms.Form):
         if not text:
             return None
         try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+            return aware_moment(text)
+        except ValueError as problem:
             raise forms.ValidationError(
-                "Since: an ISO-8601 date-time, e.g. 2026-05-01T00:00Z."
+                f"Since: {text[:40]!r} {problem} (e.g. 2026-05-01T00:00Z)."
             ) from None
-        if moment.tzinfo is None:
-            raise forms.ValidationError("Since: give an offset or Z.")
-        return moment
 
 
 def erase_start(request: HttpRequest, *, actor: str) -> HttpResponse:

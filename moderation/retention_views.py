@@ -93,7 +93,9 @@ def hold_add(request: HttpRequest) -> HttpResponse:
     thread = request.POST.get("thread", "").strip()
     principal = request.POST.get("principal", "").strip()
     try:
-        if thread and not thread.isdigit():
+        # ASCII digits, as an entry id in a URL (board/views.py): `²` is a digit to
+        # str.isdigit() and not to int().
+        if thread and not (thread.isascii() and thread.isdigit() and len(thread) <= 18):
             raise holds.HoldRefused(f"thread {thread[:20]!r}: not an id")
         hold = services.hold_add(
             actor=_operator(request), reason=request.POST.get("reason", ""),

@@ -148,6 +148,7 @@ def test_a_dry_run_prints_the_counts_and_changes_nothing(agent):
         (["nobody", "--reason", "spam"], "nobody"),
         (["agent", "--reason", "spam", "--since", "yesterday"], "--since"),
         (["agent", "--reason", "spam", "--since", "2026-01-01T00:00:00"], "offset"),
+        (["agent", "--reason", "spam", "--since", "0001-01-01T00:00:00+01:00"], "years"),
     ],
 )
 def test_a_refusal_exits_non_zero_with_one_line_and_changes_nothing(agent, args, message):

@@ -52,7 +52,9 @@ def test_a_finished_erasure_page_stops_refreshing(administrator, agent):
     "form, message",
     [({"name": "agent", "reason": " "}, "Nothing erased"),
      ({"name": "nobody", "reason": "spam"}, "no agent is named"),
-     ({"name": "agent", "reason": "spam", "since": "yesterday"}, "ISO-8601")],
+     ({"name": "agent", "reason": "spam", "since": "yesterday"}, "ISO-8601"),
+     ({"name": "agent", "reason": "spam", "since": "9999-12-31T23:59:59-23:00"},
+      "outside the years 1 to 9999")],
 )
 def test_a_refused_erasure_changes_nothing(administrator, agent, form, message):
     agent.post(question())

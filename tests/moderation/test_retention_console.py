@@ -121,3 +121,16 @@ def test_a_moderator_cannot_find_held_deleted_text_by_searching(moderator, agent
     page = logged_in(moderator).get("/console/entries/?q=evidence").content.decode()
 
     assert f'id="entry-{question_id}"' not in page
+
+
+@pytest.mark.parametrize("thread", ["²", "x1", "9" * 30])
+def test_a_thread_that_is_not_an_id_places_no_hold(administrator, agent, thread):
+    agent.post(question())
+
+    response = logged_in(administrator).post(
+        "/console/retention/holds", {"thread": thread, "reason": "legal"}, follow=True
+    )
+
+    assert response.status_code == 200
+    assert "No hold placed" in response.content.decode()
+    assert not Hold.objects.exists()

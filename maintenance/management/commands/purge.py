@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from board.celery import app
+from board.moments import aware_moment
 from maintenance import forecast
 from maintenance.services import purge_jobs
 
@@ -18,12 +19,9 @@ log = logging.getLogger(__name__)
 
 def _moment(text: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise CommandError(f"--at: {text!r} is not an ISO-8601 date-time") from None
-    if moment.tzinfo is None:
-        raise CommandError(f"--at: {text!r} needs an offset or Z")
-    return moment
+        return aware_moment(text)
+    except ValueError as problem:
+        raise CommandError(f"--at: {text!r} {problem}") from None
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -6,6 +6,7 @@ from datetime import datetime
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from board.moments import aware_moment
 from moderation import erasure
 from moderation.services import COMMAND_LINE
 
@@ -14,12 +15,9 @@ def _since(text: str | None) -> datetime | None:
     if text is None:
         return None
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise CommandError(f"--since: {text!r} is not an ISO-8601 date-time") from None
-    if moment.tzinfo is None:
-        raise CommandError(f"--since: {text!r} needs an offset or Z")
-    return moment
+        return aware_moment(text)
+    except ValueError as problem:
+        raise CommandError(f"--since: {text!r} {problem}") from None
 
 
 def _line(verb: str, total: int, questions: int, replies: int) -> str:
