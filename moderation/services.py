@@ -57,17 +57,10 @@ def token_issue(
     entry_retention: int | None = None,
 ) -> tuple[Principal, str]:
     """`entry_retention` in seconds, within the entry policy's bounds (else PolicyRefused,
-    and no token is issued)."""
-    if entry_retention is not None:
-        low, high = retention.BOUNDS[retention.ENTRY]
-        if not low <= entry_retention <= high:
-            raise retention.PolicyRefused(
-                f"entry: {entry_retention}s is out of bounds (1h to 3650d)"
-            )
+    and no token is issued): set as `retention_set` sets it, and audited as that is, with
+    the value in force before and after (SPEC 8.1)."""
     with transaction.atomic():
-        principal, token = board.token_issue(
-            name=name, hourly_limit=hourly_limit, entry_retention=entry_retention
-        )
+        principal, token = board.token_issue(name=name, hourly_limit=hourly_limit)
         details = {"name": name, "hourly_limit": hourly_limit, "prefix": token[:12]}
         if entry_retention is not None:
             details["entry_retention"] = entry_retention
@@ -78,6 +71,11 @@ def token_issue(
             target_ids=[principal.pk],
             details=details,
         )
+        if entry_retention is not None:
+            retention_set(
+                actor=actor, policy=retention.ENTRY, seconds=entry_retention, principal=name
+            )
+            principal.refresh_from_db(fields=["entry_retention"])
     return principal, token
 
 
@@ -142,15 +140,22 @@ def hold_release(*, actor: str, hold_id: int, reason: str, now: datetime | None 
     return hold
 
 
+class UnknownAgent(ValueError):
+    """A name no principal has: refused, and nothing is audited."""
+
+
 def token_revoke(*, actor: str, name: str, reason: str = "") -> int:
+    """Revoke every live token of the agent NAME (UnknownAgent when there is none)."""
     with transaction.atomic():
-        revoked = board.token_revoke(name=name)
         principal = Principal.objects.filter(name=name).first()
+        if principal is None:
+            raise UnknownAgent(f"no agent is named {name!r}")
+        revoked = board.token_revoke(name=name)
         audit_record(
             actor=actor,
             action="token_revoke",
             target_type="principal",
-            target_ids=[principal.pk] if principal else [],
+            target_ids=[principal.pk],
             reason=reason,
             details={"name": name, "revoked": revoked},
         )

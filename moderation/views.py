@@ -309,9 +309,12 @@ def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     except Entry.DoesNotExist:
         messages.info(request, f"Entry {entry_id} is already deleted.")
     else:
-        messages.success(
-            request, f"Entry {entry_id} is deleted: its text is gone and retries answer 410."
-        )
+        kept = Entry.objects.filter(pk=entry_id).exclude(body="").exists()
+        messages.success(request, (
+            f"Entry {entry_id} is deleted: retries answer 410. "
+            + ("A hold covers its thread: its text and actor are kept, for administrators "
+               "only, until the hold is released." if kept else "Its text is gone.")
+        ))
     return _back(request, entry_id)
 
 
@@ -384,9 +387,13 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"Nothing revoked. {_form_errors(form)}")
         return redirect("console:tokens")
     name = form.cleaned_data["name"]
-    revoked = services.token_revoke(
-        actor=_operator(request), name=name, reason=form.cleaned_data["reason"]
-    )
+    try:
+        revoked = services.token_revoke(
+            actor=_operator(request), name=name, reason=form.cleaned_data["reason"]
+        )
+    except services.UnknownAgent as refused:
+        messages.error(request, f"Nothing revoked: {refused}.")
+        return redirect("console:tokens")
     messages.success(request, f"Revoked {revoked} token{'' if revoked == 1 else 's'} of {name}.")
     return redirect("console:tokens")
 

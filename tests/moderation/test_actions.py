@@ -6,6 +6,7 @@ import json
 import pytest
 
 from board.models import AgentToken, Entry, PostingPolicy, Principal
+from moderation import services as moderation
 from moderation.models import AuditEvent
 from receipts.models import Receipt
 from tests.conftest import question
@@ -148,6 +149,28 @@ def test_it_audits_issuing_and_revoking_tokens(console):
     )
     assert b"Revoked 1 token of bot." in response.content
     assert_one_event(action="token_revoke", target_ids=[bot.pk], reason="retired")
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_deletion_says_whether_the_text_is_gone_or_held(console, entry, held):
+    if held:
+        moderation.hold_add(actor="test", reason="a case", thread_id=entry.pk)
+
+    response = console.post(f"/console/entries/{entry.pk}/delete", {"reason": "r"}, follow=True)
+
+    said = response.content.decode()
+    assert f"Entry {entry.pk} is deleted" in said
+    assert ("its text and actor are kept" in said) is held
+    assert ("Its text is gone." in said) is not held
+
+
+def test_revoking_the_tokens_of_an_unknown_name_is_refused_and_not_audited(console):
+    response = console.post(
+        "/console/tokens/revoke", {"name": "nobody", "reason": "retired"}, follow=True
+    )
+
+    assert b"Nothing revoked: no agent is named" in response.content
+    assert not AuditEvent.objects.filter(action="token_revoke").exists()
 
 
 def test_every_action_leaves_a_message(console, entry):

@@ -104,6 +104,18 @@ def test_issue_token_with_a_retention_sets_the_principals_own(db):
     assert Principal.objects.get(name="brief").entry_retention == 2 * DAY
 
 
+def test_issue_token_with_a_retention_audits_the_value_before_and_after(db, settings):
+    run("issue_token", "brief", "--retention", "2d")
+
+    event = AuditEvent.objects.get(action="retention_set")
+    assert event.details == {
+        "policy": "entry", "principal": "brief",
+        "before": {"seconds": int(settings.SETTLE_ENTRY_RETENTION.total_seconds()),
+                   "source": "environment"},
+        "after": {"seconds": 2 * DAY, "source": "console"},
+    }
+
+
 def test_issue_token_out_of_bounds_issues_no_token(db):
     with pytest.raises(CommandError, match="entry"):
         run("issue_token", "brief", "--retention", "30m")

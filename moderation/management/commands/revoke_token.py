@@ -1,6 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from board.models import Principal
 from moderation import services
 
 
@@ -11,7 +10,8 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args, name: str, **options) -> None:
-        if not Principal.objects.filter(name=name).exists():
-            raise CommandError(f"no agent is named {name!r}")
-        revoked = services.token_revoke(actor=services.COMMAND_LINE, name=name)
+        try:
+            revoked = services.token_revoke(actor=services.COMMAND_LINE, name=name)
+        except services.UnknownAgent as refused:
+            raise CommandError(str(refused)) from None
         self.stdout.write(f"Revoked {revoked} token(s) of {name}.")
