@@ -200,8 +200,8 @@ AUTHENTICATION_BACKENDS = [
 AXES_HANDLER = "moderation.throttling.SettleAxesHandler"
 AXES_CLIENT_IP_CALLABLE = "moderation.throttling.login_address"
 AXES_LOCKOUT_CALLABLE = "moderation.throttling.lockout_response"
-# Counted apart: 5 failures for a username, or 20 from an address (the handler scales
-# an address's count to this limit).
+# Counted apart: 5 failures for a username, or 20 from an address, within 15 minutes
+# (the handler answers axes with this limit whenever either lock is on).
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
@@ -211,6 +211,8 @@ AXES_RESET_ON_SUCCESS = False
 # Settle's audit log records logins; axes keeps only its counters, which the admin does
 # not show (deleting one there would be an unaudited unlock).
 AXES_DISABLE_ACCESS_LOG = True
+# One row a failure: the sliding window the limits count in (moderation/throttling.py).
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False
 # Console sessions (moderation/sessions.py): idle limit, and the cap since login (fixed).

@@ -245,7 +245,10 @@ def audit_purge(
     time_budget: timedelta | None = None,
     dry_run: bool = False,
 ) -> PurgeResult:
-    """Remove audit events older than `SETTLE_AUDIT_RETENTION` (a year), in batches."""
+    """Remove audit events older than `SETTLE_AUDIT_RETENTION` (a year), in batches, and
+    the login failure log past a day: it counts failures of the last half hour only
+    (moderation/throttling.py); the audit events keep them for the year."""
+    from axes.models import AccessFailureLog
 
     def batch(after) -> Batch:
         old = AuditEvent.objects.filter(
@@ -253,7 +256,14 @@ def audit_purge(
         ).order_by("created_at")[:batch_size]
         ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
         removed = AuditEvent.objects.filter(id__in=ids).delete()[0] if ids else 0
-        return Batch(counts={"audit_events": removed}, more=len(ids) == batch_size)
+        failures = list(
+            AccessFailureLog.objects.filter(attempt_time__lt=now - timedelta(days=1))
+            .values_list("id", flat=True)[:batch_size]
+        )
+        if failures:
+            AccessFailureLog.objects.filter(id__in=failures).delete()
+        more = len(ids) == batch_size or len(failures) == batch_size
+        return Batch(counts={"audit_events": removed}, more=more)
 
     return run_batches(
         job="purge-audit-events",
@@ -486,17 +496,20 @@ def login_lock_record(
 
 def login_unlock(*, actor: str, username: str = "", address: str = "", reason: str = "") -> int:
     """Lift a lock before it ends: forget the username's (and the address's) failures."""
-    from axes.models import AccessAttempt
+    from axes.models import AccessAttempt, AccessFailureLog
 
     username, address = username.strip(), address.strip()
     if not (username or address):
         raise ValueError("name a username or an address to unlock")
     with transaction.atomic():
         forgotten = 0
+        # The failure log is what counts (moderation/throttling.py); axes' own rows go too.
         if username:
-            forgotten += AccessAttempt.objects.filter(username=username).delete()[0]
+            forgotten += AccessFailureLog.objects.filter(username=username).delete()[0]
+            AccessAttempt.objects.filter(username=username).delete()
         if address:
-            forgotten += AccessAttempt.objects.filter(ip_address=address).delete()[0]
+            forgotten += AccessFailureLog.objects.filter(ip_address=address).delete()[0]
+            AccessAttempt.objects.filter(ip_address=address).delete()
         details = {"username": username, "records_removed": forgotten}
         if address:
             details["address"] = address

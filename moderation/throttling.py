@@ -10,11 +10,15 @@
   operators behind one trusted proxy are counted apart. IPv6 is grouped by its /64, as
   the API's rate limit does.
 - Axes compares one number with one limit; the contract has two (5 for a username, 20
-  for an address). `SettleAxesHandler.get_failures` answers in username units: an
-  address's count is scaled by 5/20, so either limit reached reads as `>= 5`.
-- Axes keeps one row per (username, address, user agent) whose count lives while the
-  row's last failure is younger than the cool-off; failures during a lock are refused
-  but not counted, so a lock ends 15 minutes after the failure that set it.
+  for an address). `SettleAxesHandler.get_failures` answers the limit while either lock
+  is on, and 0 otherwise.
+- Failures are counted in a sliding window, one row each: axes' failure log
+  (`AccessFailureLog`, AXES_ENABLE_ACCESS_FAILURE_LOG). A lock starts at the failure
+  that makes 5 for a username (20 for an address) within 15 minutes, and ends 15 minutes
+  after it. Axes' own count (one row per username, address and user agent, alive while
+  its last failure is younger than the cool-off) never forgets failures that keep coming
+  less than 15 minutes apart: five failures eight minutes apart locked. Failures during
+  a lock are refused and not logged, so they neither count nor prolong it.
 - Failures, locks and unlocks are audit events (`login_failed`, `login_locked`,
   `login_unlocked`) with the username tried and the address, never the password.
 """
@@ -26,10 +30,9 @@ from datetime import datetime, timedelta
 from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_client_username
-from axes.models import AccessAttempt
+from axes.models import AccessFailureLog
 from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
-from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -61,44 +64,56 @@ def login_address(request: HttpRequest) -> str:
     return "0.0.0.0"
 
 
-def _failures(**match) -> tuple[int, datetime | None]:
-    """Failures still counted for one username or one address, and the latest of them."""
-    found = AccessAttempt.objects.filter(
-        attempt_time__gte=timezone.now() - COOL_OFF, **match
-    ).aggregate(failures=Sum("failures_since_start"), latest=Max("attempt_time"))
-    return found["failures"] or 0, found["latest"]
+def _lock_end(limit: int, failing_now: bool, **match) -> datetime | None:
+    """When the lock that one username's or one address's failures set ends, or None
+    when none is on: a lock starts at the failure that makes `limit` of them within one
+    cool-off, and lasts one. `failing_now` counts the failure being recorded, which axes
+    logs only after it has asked whether it locks."""
+    now = timezone.now()
+    times = list(
+        AccessFailureLog.objects.filter(attempt_time__gt=now - 2 * COOL_OFF, **match)
+        .order_by("attempt_time")
+        .values_list("attempt_time", flat=True)
+    )
+    if failing_now:
+        times.append(now)
+    ends = [
+        times[last] + COOL_OFF
+        for last in range(limit - 1, len(times))
+        if times[last] - times[last - limit + 1] <= COOL_OFF
+    ]
+    return max(ends) if ends and max(ends) > now else None
+
+
+def _lock_ends(
+    *, username: str | None, address: str, failing_now: bool = False
+) -> dict[str, datetime]:
+    """The locks on now, by what they lock (`username`, `address`), with their ends."""
+    ends = {
+        "username": None if username is None
+        else _lock_end(USERNAME_LIMIT, failing_now, username=username),
+        "address": _lock_end(ADDRESS_LIMIT, failing_now, ip_address=address),
+    }
+    return {by: end for by, end in ends.items() if end is not None}
 
 
 def lock_ends_at(*, username: str | None, address: str) -> datetime | None:
     """When the lock on this username or address ends; None when neither is locked."""
-    ends = []
-    if username is not None:
-        failures, latest = _failures(username=username)
-        if failures >= USERNAME_LIMIT:
-            ends.append(latest + COOL_OFF)
-    failures, latest = _failures(ip_address=address)
-    if failures >= ADDRESS_LIMIT:
-        ends.append(latest + COOL_OFF)
-    return max(ends) if ends else None
-
-
-def _locked_by(*, username: str | None, address: str) -> list[str]:
-    by = []
-    if username is not None and _failures(username=username)[0] >= USERNAME_LIMIT:
-        by.append("username")
-    if _failures(ip_address=address)[0] >= ADDRESS_LIMIT:
-        by.append("address")
-    return by
+    ends = _lock_ends(username=username, address=address)
+    return max(ends.values()) if ends else None
 
 
 class SettleAxesHandler(AxesDatabaseHandler):
     """Axes' database handler with the contract's two limits and Settle's audit events."""
 
     def get_failures(self, request, credentials: dict | None = None) -> int:
-        username = get_client_username(request, credentials)
-        by_username = _failures(username=username)[0] if username is not None else 0
-        by_address = _failures(ip_address=request.axes_ip_address)[0]
-        return max(by_username, by_address * USERNAME_LIMIT // ADDRESS_LIMIT)
+        """The limit when a lock is on (axes compares this with AXES_FAILURE_LIMIT), else 0."""
+        locked = _lock_ends(
+            username=get_client_username(request, credentials),
+            address=request.axes_ip_address,
+            failing_now=getattr(request, "settle_failing_now", False),
+        )
+        return USERNAME_LIMIT if locked else 0
 
     def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
         from moderation import services
@@ -107,7 +122,11 @@ class SettleAxesHandler(AxesDatabaseHandler):
             return
         AxesProxyHandler.update_request(request)
         refused = bool(request.axes_locked_out)
-        super().user_login_failed(sender, credentials, request, **kwargs)
+        request.settle_failing_now = not refused
+        try:
+            super().user_login_failed(sender, credentials, request, **kwargs)
+        finally:
+            request.settle_failing_now = False
         username = get_client_username(request, credentials)
         address = request.axes_ip_address
         services.login_failure_record(
@@ -121,7 +140,7 @@ class SettleAxesHandler(AxesDatabaseHandler):
             services.login_lock_record(
                 username=username or "",
                 address=address,
-                by=_locked_by(username=username, address=address),
+                by=list(_lock_ends(username=username, address=address)),
                 ends_at=lock_ends_at(username=username, address=address),
             )
 

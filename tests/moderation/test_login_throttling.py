@@ -116,6 +116,31 @@ def test_refused_attempts_during_a_lock_do_not_prolong_it(operator):
         assert logs_in("operator", "operator-password")
 
 
+def test_failures_spread_over_more_than_fifteen_minutes_do_not_lock(operator):
+    # five failures eight minutes apart: never more than two within 15 minutes
+    start = timezone.now()
+    for n in range(5):
+        with time_machine.travel(start + timedelta(minutes=8 * n), tick=False):
+            assert fail(1, "operator") == [200]
+
+    with time_machine.travel(start + timedelta(minutes=33), tick=False):
+        assert logs_in("operator", "operator-password")
+    assert actions("login_locked") == []
+
+
+def test_five_failures_within_fifteen_minutes_lock_however_they_are_spread(operator):
+    start = timezone.now()
+    for minutes in (0, 20, 24, 28, 32, 34):  # the last five within 14 minutes
+        with time_machine.travel(start + timedelta(minutes=minutes), tick=False):
+            statuses = fail(1, "operator")
+
+    assert statuses == [429]
+    with time_machine.travel(start + timedelta(minutes=48), tick=False):
+        assert attempt(Client(), "operator", "operator-password").status_code == 429
+    with time_machine.travel(start + timedelta(minutes=49, seconds=5), tick=False):
+        assert logs_in("operator", "operator-password")
+
+
 def test_twenty_failures_from_one_address_lock_the_address(operator):
     # four tries each for five usernames: no username reaches its limit
     statuses = [s for n in range(5) for s in fail(4, f"guess-{n}")]
