@@ -50,6 +50,19 @@ def test_each_request_renews_the_idle_limit(operator):
         assert stored.expire_date <= timezone.now() + timedelta(hours=3)
 
 
+def test_a_request_just_before_the_idle_limit_keeps_the_session(operator, settings):
+    settings.SETTLE_CONSOLE_SESSION_IDLE = timedelta(seconds=60)
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        client = logged_in_by_form()
+    for seconds in (40, 80, 139):
+        with time_machine.travel(start + timedelta(seconds=seconds), tick=False):
+            assert in_console(client), seconds
+
+    with time_machine.travel(start + timedelta(seconds=200), tick=False):
+        assert not in_console(client)
+
+
 def test_admin_requests_renew_the_same_session(operator):
     start = timezone.now()
     with time_machine.travel(start, tick=False):
