@@ -12,6 +12,9 @@ from tests.moderation.test_browser import WIDER_THAN_THE_SCREEN, log_in, post
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
+# How many lines an element's text is laid out on.
+LINES_OF_TEXT = """e => { const r = document.createRange(); r.selectNodeContents(e);
+    return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }"""
 
 
 def box(locator) -> dict:
@@ -34,12 +37,16 @@ def test_at_phone_width_every_entrys_actions_are_on_screen(
 
     for entry_id in ids:
         row = browser_page.locator(f"#entry-{entry_id}")
-        for name in ("Hide", "Delete"):
-            button = box(row.get_by_role("button", name=name, exact=True))
-            right = button["x"] + button["width"]
-            assert 0 <= button["x"] and right <= PHONE["width"], (name, button)
         reason = box(row.get_by_label(f"Reason for entry {entry_id}"))
         assert reason["x"] + reason["width"] <= PHONE["width"]
+        for name in ("Hide", "Delete"):
+            found = row.get_by_role("button", name=name, exact=True)
+            button = box(found)
+            right = button["x"] + button["width"]
+            assert 0 <= button["x"] and right <= PHONE["width"], (name, button)
+            # on the line under the reason, its label on one line ("Hi|de" was seen)
+            assert button["y"] >= reason["y"] + reason["height"], (name, button, reason)
+            assert found.evaluate(LINES_OF_TEXT) == 1, name
     assert browser_page.evaluate(WIDER_THAN_THE_SCREEN + ".length") == 0
     scroller = browser_page.locator(".scroll").first
     assert scroller.evaluate("e => e.scrollWidth <= e.clientWidth")
