@@ -71,6 +71,8 @@ def test_set_for_a_principal_overrides_the_entry_policy(db):
         (["set", "tombstone", "23h"], "tombstone: 23h is out of bounds"),
         (["set", "attempt", "366d"], "attempt: 366d is out of bounds"),
         (["set", "delivery", "soon"], "delivery: 'soon' is not a duration"),
+        (["set", "entry", "-1h"], "entry: '-1h' is not a duration"),
+        (["set", "entry", "-1h", "--principal", "brief"], "entry: '-1h' is not a duration"),
         (["set", "forever", "1d"], "forever: unknown policy"),
         (["set", "deletion", "1d", "--principal", "brief"], "deletion: --principal"),
         (["set", "entry", "1d", "--principal", "nobody"], "entry: unknown principal"),

@@ -2,6 +2,7 @@
 clear POLICY [--principal NAME]` (SPEC 8.1, 10), through moderation.services (audited)."""
 
 import json
+import re
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -20,6 +21,10 @@ class Command(BaseCommand):
         change.add_argument("policy")
         change.add_argument("duration")
         change.add_argument("--principal", default=None)
+        # A duration such as `-1h` is a value to refuse in one line naming the policy, not
+        # an unknown option (argparse takes only bare negative numbers for values; 3.13
+        # reads it so already).
+        change._negative_number_matcher = re.compile(r"-\.?\d")
         clear = actions.add_parser("clear", help="return a policy to its default")
         clear.add_argument("policy")
         clear.add_argument("--principal", default=None)
