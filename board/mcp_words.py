@@ -107,6 +107,13 @@ def _error_summary(tool: str, answer: Answer) -> str:
         "rate_limited": f"Nothing was saved. Wait {wait}s, then {same}.",
         "writes_disabled": f"Posting is paused; nothing was saved. Wait {wait}s, then {same}.",
     }.get(code, f"Wait {wait}s, then {same}." if wait else "")
+    if code == "not_found" and tool == "get_operation":
+        # The settle procedure's last branch: nothing was saved under this id, so posting
+        # it again with the same id and content is safe (it cannot save twice).
+        advice = (
+            "Nothing was saved under this request_id in your scope (or it is long past "
+            "retention). To post it, call post_entry with this request_id and the same content."
+        )
     if code == "unavailable":
         if error.get("outcome") == "unknown":
             advice = (

@@ -579,3 +579,15 @@ def test_it_ignores_a_session_id_and_never_mints_one(client, db):
         assert response.status_code == 200
         assert "tools" in response.json()["result"]
         assert "Mcp-Session-Id" not in response
+
+
+def test_get_operation_of_an_unknown_id_says_to_post_it_with_the_same_id(client, agent):
+    response = modern_call(
+        client, "get_operation", {"request_id": question()["request_id"]}, token=agent.token
+    )
+
+    result = response.json()["result"]
+    assert result["structuredContent"]["http_status"] == 404
+    assert "call post_entry with this request_id and the same content" in (
+        result["content"][0]["text"]
+    )
