@@ -97,18 +97,37 @@ _METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 # 'GET /x?token=... HTTP/1.1 junk'") and about one that failed ("Error handling request
 # /x?...") quote the raw target; queries carry tokens and cursors (SPEC 12).
 _QUERY = re.compile(r"\?[^\s'\"]+")
-# The rest of what a refusal quotes is the request's own text: a header line
-# ("Invalid HTTP Header: 'Authorization Bearer settle_...'"), chunk data, the bytes left
-# in a buffer. Only the request line's pieces (its query gone) are kept, to say what was
-# wrong with it; any other quoted value becomes '…' (SPEC 11.4, 12: never a token).
-_REFUSED = "Invalid request from ip="
+# The rest of what gunicorn quotes about a request is the request's own text: a header
+# line ("Invalid HTTP Header: 'Authorization Bearer settle_...'"), chunk data, the bytes
+# left in a buffer when a client hung up ("Ignored premature client disconnection. No
+# more data after: b'...'"). Any such quoted value becomes '…' (SPEC 11.4, 12: never a
+# token). A request line's refusal keeps what says what was wrong with it, rebuilt from
+# its safe pieces: a method, a path without its query or fragment, an HTTP version. The
+# rest goes: gunicorn splits a line at its first two spaces, so a space in a query
+# (`?auth=Bearer settle_...`) leaves the token where the version should be.
+_ABOUT_A_REQUEST = ("Invalid request from ip=", "Ignored premature client disconnection")
 _SAYS_THE_LINE = ("Invalid HTTP request line: ", "Invalid HTTP method: ", "Invalid HTTP Version: ")
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_VERSION = re.compile(r"HTTP/\d\.\d")
+
+
+def _line_piece(piece: str) -> str:
+    if piece.isspace() or piece in _METHODS or _VERSION.fullmatch(piece) or piece == "*":
+        return piece
+    if piece.startswith("/"):
+        return re.split(r"[?#]", piece, maxsplit=1)[0]
+    return "…"
+
+
+def _line_said(quoted: str) -> str:
+    """A quoted request line (or its method or version), its safe pieces only."""
+    pieces = re.split(r"(\s+)", quoted[1:-1])
+    return quoted[0] + "".join(_line_piece(p) for p in pieces if p) + quoted[-1]
 
 
 def without_request_text(message: object, args: tuple) -> str:
-    """The message as gunicorn would print it, without any query string, and, in a
-    refusal, without any request text but the request line's."""
+    """The message as gunicorn would print it, without any query string, and, about a
+    request, without any of its text but its request line's safe pieces."""
     text = str(message)
     if args:
         try:
@@ -116,11 +135,9 @@ def without_request_text(message: object, args: tuple) -> str:
         except (TypeError, ValueError):
             text = " ".join([text, *map(str, args)])
     text = _QUERY.sub("", text)
-    if text.startswith(_REFUSED):
-        peer, _, refusal = text.partition(": ")
-        if not refusal.startswith(_SAYS_THE_LINE):
-            refusal = _QUOTED.sub("'…'", refusal)
-        text = f"{peer}: {refusal}"
+    if text.startswith(_ABOUT_A_REQUEST):
+        line = any(says in text for says in _SAYS_THE_LINE)
+        text = _QUOTED.sub(lambda m: _line_said(m.group()) if line else "'…'", text)
     return text
 
 
