@@ -172,7 +172,8 @@ def _threads_batch(
     # receipts here could leave a question's receipt to one run and its reply's to the
     # other, and both would have to skip the thread.
     due = receipts.receipts_due(
-        operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False
+        operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False,
+        deleted_before=now - deletion_retention,
     )
     if not due:
         return Batch(counts=dict.fromkeys(THREAD_KEYS, 0), more=False, after=after)

@@ -163,10 +163,14 @@ def receipts_due(
     lock: bool = True,
     extra: str = "",
     extra_params: tuple = (),
+    deleted_before: datetime | None = None,
 ) -> list[ReceiptRow]:
     """Receipts whose `receipt_expires_at` has passed at `now`, oldest expiry first; with
     `lock`, locked (PostgreSQL, skipping rows another transaction holds). (A deleted
     receipt's row says whether it is due by its deletion: see receipts_deleted_due.)
+    With `deleted_before`, a deleted receipt is left out until its `deleted_at` is that
+    old: its expiry, kept as promised, comes long before its deletion record may go, and
+    a walk that met it every run would spend its batches on receipts it cannot take.
 
     `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
     past receipts it had to leave (a thread not yet wholly expired) instead of rereading
@@ -176,6 +180,9 @@ def receipts_due(
     """
     where = "operation = %s AND receipt_expires_at <= %s"
     params: list = [operation, sql_moment(now)]
+    if deleted_before is not None:
+        where += " AND (deleted_at IS NULL OR deleted_at <= %s)"
+        params.append(sql_moment(deleted_before))
     if extra:
         where += f" AND {extra}"
         params += list(extra_params)

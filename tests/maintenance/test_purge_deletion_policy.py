@@ -122,6 +122,27 @@ def test_the_policy_is_read_at_each_purge_both_ways(agent):
 # --- The thread purge --------------------------------------------------------------------
 
 
+def test_deletions_not_yet_due_do_not_hold_up_the_threads_due_behind_them(agent):
+    # given: two threads deleted at once (their receipts' expiry, kept as promised, comes
+    # first) under a 60-day deletion policy, and two threads posted after them
+    start = timezone.now()
+    set_deletion(60)
+    for _ in range(2):
+        entry_delete(entry_id=agent.post(question()).json()["id"], now=start)
+    with time_machine.travel(start + timedelta(seconds=1), tick=False):
+        kept = [agent.post(question()).json()["id"] for _ in range(2)]
+
+    # when: on day 31, a run with no time left does one batch of two
+    first = purge_expired_threads(
+        now=start + 31 * DAY, batch_size=2, time_budget=timedelta(0)
+    )
+
+    # then: that batch went to the two threads that were due
+    assert first.counts["threads"] == 2
+    assert not Entry.objects.filter(pk__in=kept).exists()
+    assert Receipt.objects.filter(state="deleted").count() == 2
+
+
 def test_an_expired_thread_keeps_a_deleted_reply_until_the_lengthened_term(agent):
     # given: a thread whose reply was deleted on day 10 (the delete reckoned 30 days: day
     # 40), then the deletion policy grown to 60 days (day 70)
