@@ -101,7 +101,8 @@ def test_the_plain_dry_run_prints_each_job_with_its_held_count(agent):
 
 @pytest.mark.parametrize("args", [["--at", "2030-01-01T00:00:00Z"], ["--dry-run", "--at", "soon"],
                                   ["--dry-run", "--at", "2030-01-01T00:00:00"],
-                                  ["--dry-run", "--at", "9999-12-31T23:59:59-23:00"]])
+                                  ["--dry-run", "--at", "9999-12-31T23:59:59-23:00"],
+                                  ["--dry-run", "--at", "0001-01-01T00:00:00Z"]])
 def test_a_bad_at_is_refused_and_changes_nothing(agent, args):
     from django.core.management import CommandError
 

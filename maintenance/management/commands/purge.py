@@ -52,7 +52,12 @@ class Command(BaseCommand):
             raise CommandError("--at needs --dry-run: a real purge runs at the current time")
         if dry_run:
             now = _moment(at) if at else timezone.now()
-            report = forecast.purge_forecast(now=now)
+            try:
+                report = forecast.purge_forecast(now=now)
+            except OverflowError:  # a policy's span before `now` leaves the calendar
+                raise CommandError(
+                    f"--at: {at!r} is too far from today to count a purge at"
+                ) from None
             if as_json:
                 self.stdout.write(json.dumps(
                     {job: {"removed": n["removed"], "held": n["held"]} for job, n in report.items()}
