@@ -5,7 +5,9 @@ call these; nothing here knows it runs under Celery.
 """
 
 import logging
+import math
 import uuid
+from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -71,6 +73,21 @@ def next_attempt_queued(settled: Delivery | None) -> None:
         deliveries_enqueue([settled.pk], delay=settled.next_attempt_at - timezone.now())
 
 
+def next_attempts_queued(settled: list[Delivery]) -> None:
+    """`next_attempt_queued` for many, one message for each delay in whole seconds (the
+    schedule's delays repeat): the sweep's publishes are not one per delivery. Those due
+    already are left to the sweep's own due pass."""
+    by_delay: dict[int, list] = defaultdict(list)
+    now = timezone.now()
+    for delivery in settled:
+        if delivery.state == S.ACCEPTED and delivery.next_attempt_at:
+            delay = (delivery.next_attempt_at - now).total_seconds()
+            if delay > 0:
+                by_delay[math.ceil(delay)].append(delivery.pk)
+    for seconds, ids in by_delay.items():
+        deliveries_enqueue(ids, delay=timedelta(seconds=seconds))
+
+
 def deliveries_expire(*, now: datetime, ids: list | None = None) -> int:
     """Accepted deliveries past their deadline: `failed`, or `outcome_unknown` when an
     earlier attempt may have landed."""
@@ -82,7 +99,7 @@ def leases_end(*, now: datetime, queue_next: bool = True) -> int:
     """Running attempts whose lease ended (their worker died or hung): "sent, no answer".
     The next attempt of each is queued as any attempt's is (`next_attempt_queued`), unless
     `queue_next` is off: `deliveries run` makes what is due itself."""
-    ended = 0
+    ended: list[Delivery] = []
     rows = Delivery.objects.filter(
         state__in=[S.RUNNING, S.CANCEL_REQUESTED], lease_expires_at__lt=Now()
     ).values_list("pk", "current_attempt")[:SWEEP_BATCH]
@@ -94,10 +111,10 @@ def leases_end(*, now: datetime, queue_next: bool = True) -> int:
             delivery_id, attempt_id, kind, attempts.LEASE_ENDED, now=now
         )
         if ended_now is not None:
-            ended += 1
-            if queue_next:
-                next_attempt_queued(ended_now)
-    return ended
+            ended.append(ended_now)
+    if queue_next:
+        next_attempts_queued(ended)
+    return len(ended)
 
 
 def endpoints_disable_failing(*, now: datetime) -> int:
