@@ -212,7 +212,10 @@ AXES_RESET_ON_SUCCESS = False
 # not show (deleting one there would be an unaudited unlock).
 AXES_DISABLE_ACCESS_LOG = True
 # One row a failure: the sliding window the limits count in (moderation/throttling.py).
+# The audit purge drops rows past a day; axes' own trim per username would delete the
+# newest rows first (its default order), so it is set where it never acts.
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_ACCESS_FAILURE_LOG_PER_USER_LIMIT = 1_000_000
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False
 # Console sessions (moderation/sessions.py): idle limit, and the cap since login (fixed).
@@ -286,8 +289,8 @@ BROKER_DIR = Path(env_str("SETTLE_BROKER_DIR") or VAR_DIR / "broker")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
 # Checked here, so a mistyped scheme is one line at start-up, not kombu's traceback at the
 # first task (failover URLs are separated by ';'; `sqla+postgresql://` names kombu's `sqla`).
-for _broker in CELERY_BROKER_URL.split(";"):
-    _transport = _broker.strip().partition("://")[0].partition("+")[0]
+for _broker in filter(None, map(str.strip, CELERY_BROKER_URL.split(";"))):
+    _transport = _broker.partition("://")[0].partition("+")[0]
     if _transport not in TRANSPORT_ALIASES:
         raise ImproperlyConfigured(
             f"CELERY_BROKER_URL is not a broker URL Celery can use: the scheme {_transport!r} "
