@@ -8,6 +8,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import anyio  # httpx's own dependency
 import httpx
@@ -98,7 +99,10 @@ class HttpTransport:
         return self._send("POST", "/api/v1/entries", timeout=timeout, content=body.encode())
 
     def get_operation(self, request_id: str, *, timeout: float) -> Answer:
-        return self._send("GET", f"/api/v1/operations/{request_id}", timeout=timeout)
+        # Escaped: an id is sent as the caller gave it, and a path must stay one segment.
+        return self._send(
+            "GET", f"/api/v1/operations/{quote(request_id, safe='')}", timeout=timeout
+        )
 
     def close(self) -> None:
         pass
