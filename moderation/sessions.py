@@ -52,7 +52,9 @@ class ConsoleSessionMiddleware:
                 logout(request)  # a session without a login time predates the rule: ended
             else:
                 # Every request: a session written once a minute ended up to a minute
-                # before its idle limit. A console page costs one session write.
+                # before its idle limit. A console page costs one session write (and two
+                # requests of one session at once each save what they read, as Django's
+                # sessions always do).
                 request.session[SEEN_AT] = now
                 request.session.set_expiry(_remaining(now, login_at=login_at, seen_at=now))
         return self.get_response(request)
