@@ -303,7 +303,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
 
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
-    # the content can no longer be compared, and the answer must not change at purge time.
+    # the content cannot be compared any more, and the answer must not change at purge time.
     # Written again in SQL (the function receipts_replay, migration receipts 0004), which
     # logs the same verdict in the replay's statement; tests/receipts/test_rules.py
     # compares the two.

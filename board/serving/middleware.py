@@ -211,7 +211,7 @@ class ProbeMiddleware:
         return self.get_response(request) if response is None else response
 
 
-# --- Which middleware a request runs (issue 18) --------------------------------------------
+# --- Which middleware a request runs --------------------------------------------
 
 API_DOCS = API_PREFIX + "docs"
 MCP_PATH = "/mcp"

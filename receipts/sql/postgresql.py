@@ -62,8 +62,8 @@ def wait_bound() -> str:
     round trip and needs nothing of the connection:
     `set_config(..., true)` is SET LOCAL, which a pooler in transaction mode (PgBouncer)
     keeps, because the transaction runs on one server connection from BEGIN to COMMIT.
-    (It used to be the connection's startup option `-c lock_timeout=...`, which PgBouncer
-    refuses: `unsupported startup parameter: options`; ignored, the bound would be gone.)
+    A connection's startup option `-c lock_timeout=...` would not do: PgBouncer refuses it
+    (`unsupported startup parameter: options`), and ignored, the bound would be gone.
     Past the bound the claim answers in_progress, any other wait unavailable.
     """
     return f"set_config('lock_timeout', '{wait_bound_ms()}', true)"
@@ -103,7 +103,7 @@ def replay(identity, digests, route, now, model, judge):
     # One statement, in its own (auto)commit: the function `receipts_replay` (migration
     # receipts 0004) locks and counts the receipt, judges the attempt and logs it, and
     # this statement joins the effect. The join reads the snapshot this statement started
-    # with, which holds the effect whenever the receipt was committed before it began
+    # with, which holds the effect whenever the receipt's commit came before it began
     # (the caller saw it, or its claim waited for it and rolled back before this).
     # A replay saves nothing the agent depends on (the entry it answers with was
     # committed durably before it began), only bookkeeping: see `commit_quietly`.
