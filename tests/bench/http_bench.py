@@ -12,7 +12,10 @@ just before it, and the line above it against the higher of the first and last.
 Beside it runs a peer, the plainest Django + django-ninja project (tests/bench/plain/: no
 middleware, no auth, one table) under the same gunicorn settings, on the same database
 (on SQLite its own file, `var/bench-plain.sqlite3`): `GET /api/ping` without the database
-and `POST /api/insert` of one row, measured just after the first ceiling.
+and `POST /api/insert` of one row, measured just after the first ceiling. A second peer,
+tests/bench/receipt_peer/, is what an operator would otherwise write for safe posts: the
+seed article's receipt pattern done plainly in the ORM (on SQLite its own file,
+`var/bench-peer.sqlite3`); its new posts and replays are measured beside Settle's.
 
 `wrk` is C: at these rates it uses a small fraction of one core (its CPU time per case
 is printed), so the client is not what limits a case. On Debian: `apt-get install wrk`.
@@ -21,8 +24,9 @@ Cases: ceiling, new authenticated questions (a fresh request_id each), replays o
 questions, new questions over MCP `post_entry`, a 64-way storm on ONE request_id (one
 entry, no 5xx), and a page of 50 replies. Then one line:
 `bench: new/ceiling=R replay/ceiling=R mcp/http=R storm_entries=N p99/p50=R
-new/plain_insert=R replay/plain_insert=R ceiling/plain_ping=R` (p99/p50 the worst of
-Settle's cases; ceiling/plain_ping with the ceiling measured just before the ping).
+new/plain_insert=R replay/plain_insert=R ceiling/plain_ping=R new/peer_new=R
+replay/peer_replay=R` (p99/p50 the worst of Settle's cases; ceiling/plain_ping with the
+ceiling measured just before the ping).
 
 On PostgreSQL every case runs a second time through PgBouncer (the shipped
 deploy/pgbouncer/pgbouncer.ini, transaction mode, started on a port of its own, with
@@ -194,12 +198,29 @@ def bench_environment() -> dict:
     return env
 
 
-def plain_environment(env: dict) -> dict:
-    """The peer's: Settle's database (on SQLite a file of its own), its own settings."""
-    plain = {**env, "DJANGO_SETTINGS_MODULE": "tests.bench.plain.settings"}
+def peer_environment(env: dict, peer: str) -> dict:
+    """A peer's: Settle's database (on SQLite a file of its own), its own settings."""
+    settings = {"plain": "tests.bench.plain.settings",
+                "peer": "tests.bench.receipt_peer.settings"}[peer]
+    own = {**env, "DJANGO_SETTINGS_MODULE": settings}
     if not env["DATABASE_URL"].startswith("postgres"):
-        plain["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / 'bench-plain.sqlite3'}"
-    return plain
+        own["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / f'bench-{peer}.sqlite3'}"
+    subprocess.run([sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"],
+                   cwd=ROOT, env=own, capture_output=True, check=True)
+    return own
+
+
+def peer_token(peer_env: dict) -> str:
+    """A bearer token in the receipt peer's tokens table, stored as its SHA-256."""
+    token = uuid.uuid4().hex
+    subprocess.run(
+        [sys.executable, "-m", "django", "shell", "-c",
+         "import hashlib; from tests.bench.receipt_peer.models import Token; "
+         f"Token.objects.create(digest=hashlib.sha256(b'{token}').hexdigest(), "
+         "principal='bench')"],
+        cwd=ROOT, env=peer_env, capture_output=True, check=True,
+    )
+    return token
 
 
 def endpoints_add(env: dict, count: int) -> None:
@@ -368,9 +389,9 @@ def run_leg(env: dict, leg: str) -> dict:
     manage(env, "migrate", "--noinput", "-v", "0")
     token = manage(env, "issue_token", f"bench-{uuid.uuid4().hex[:8]}").strip().splitlines()[-1]
     endpoints_add(env, ENDPOINTS)
-    plain_env = plain_environment(env)
-    subprocess.run([sys.executable, "-m", "django", "migrate", "--noinput", "-v", "0"],
-                   cwd=ROOT, env=plain_env, capture_output=True, check=True)
+    plain_env = peer_environment(env, "plain")
+    receipt_env = peer_environment(env, "peer")
+    receipt_token = peer_token(receipt_env)
 
     process, base = start_server(env)
     servers = [process]
@@ -380,6 +401,11 @@ def run_leg(env: dict, leg: str) -> dict:
             plain_env, "tests.bench.plain.wsgi", "/api/ping", "bench-plain-gunicorn.log"
         )
         servers.append(plain_process)
+        receipt_process, receipt_base = start_server(
+            receipt_env, "tests.bench.receipt_peer.wsgi", "/api/entries",
+            "bench-peer-gunicorn.log",
+        )
+        servers.append(receipt_process)
         rows = []
 
         ceiling_script = plain_script("POST")
@@ -419,6 +445,8 @@ def run_leg(env: dict, leg: str) -> dict:
             status, _ = post_json(base + "/api/v1/entries", payload, token)
             assert status == 201, status
             saved.append(json.dumps(payload))
+            status, _ = post_json(receipt_base + "/api/entries", payload, receipt_token)
+            assert status == 201, status
         status, thread = post_json(
             base + "/api/v1/entries", question_payload(str(uuid.uuid4())), token
         )
@@ -439,6 +467,12 @@ def run_leg(env: dict, leg: str) -> dict:
         plain_insert = case("plain_insert", "/api/insert",
                             fixed_bodies_script(None, [plain_body]), paired=False,
                             server=plain_base)
+        peer_new = case("peer new post", "/api/entries",
+                        new_post_script(receipt_token, mcp=False), paired=False,
+                        server=receipt_base)
+        peer_replay = case("peer replay", "/api/entries",
+                           fixed_bodies_script(receipt_token, saved), paired=False,
+                           server=receipt_base)
         new = case("new post", "/api/v1/entries", new_post_script(token, mcp=False))
         replay = case("replay", "/api/v1/entries", fixed_bodies_script(token, saved))
         mcp = case("new post over MCP", "/mcp", new_post_script(token, mcp=True))
@@ -454,7 +488,7 @@ def run_leg(env: dict, leg: str) -> dict:
 
     ceiling = max(before["rps"], after["rps"])
     storm_entries = count_entries_with(env, storm_id)
-    measured = [r for r in rows if not r["name"].startswith("plain")]
+    measured = [r for r in rows if not r["name"].startswith(("plain", "peer"))]
     worst = max(r["p99"] / max(r["p50"], 1) for r in measured)
     failures = sum(r["fivexx"] for r in rows)
     client = max(r["client_cpu"] for r in rows)
@@ -467,6 +501,10 @@ def run_leg(env: dict, leg: str) -> dict:
         f"  against the plain peer: new/plain_insert {new['rps'] / plain_insert['rps']:.2f},"
         f" replay/plain_insert {replay['rps'] / plain_insert['rps']:.2f},"
         f" ceiling/plain_ping {ceiling / plain_ping['rps']:.2f} (the higher ceiling)"
+    )
+    print(
+        f"  against the receipt peer: new/peer_new {new['rps'] / peer_new['rps']:.2f},"
+        f" replay/peer_replay {replay['rps'] / peer_replay['rps']:.2f}"
     )
     # What the targets leave a post, in machine CPU (what this saturated machine spends
     # per request is what bounds its rate): a new post at 1.0 x the plain insert may cost
@@ -488,6 +526,8 @@ def run_leg(env: dict, leg: str) -> dict:
         "new/plain_insert": new["rps"] / plain_insert["rps"],
         "replay/plain_insert": replay["rps"] / plain_insert["rps"],
         "ceiling/plain_ping": before["rps"] / plain_ping["rps"],
+        "new/peer_new": new["rps"] / peer_new["rps"],
+        "replay/peer_replay": replay["rps"] / peer_replay["rps"],
         "5xx": failures,
     }
     print(
@@ -498,7 +538,9 @@ def run_leg(env: dict, leg: str) -> dict:
         f" p99/p50={worst:.1f}"
         f" new/plain_insert={ratios['new/plain_insert']:.2f}"
         f" replay/plain_insert={ratios['replay/plain_insert']:.2f}"
-        f" ceiling/plain_ping={ratios['ceiling/plain_ping']:.2f}",
+        f" ceiling/plain_ping={ratios['ceiling/plain_ping']:.2f}"
+        f" new/peer_new={ratios['new/peer_new']:.2f}"
+        f" replay/peer_replay={ratios['replay/peer_replay']:.2f}",
         flush=True,
     )
     del storm, page
@@ -561,8 +603,10 @@ def through_pgbouncer(env: dict) -> Iterator[dict]:
 
 # --- The run ---------------------------------------------------------------------------
 
-# The issue's targets (issue 18), by ratio and engine: (at least, at most).
+# The targets, by ratio and engine: (at least, at most); (None, None) is reported only.
 TARGETS = {
+    "new/peer_new": {"postgresql": (1.5, None), "sqlite": (None, None)},
+    "replay/peer_replay": {"postgresql": (1.5, None), "sqlite": (None, None)},
     "new/plain_insert": {"postgresql": (0.7, None), "sqlite": (1.0, None)},
     "replay/plain_insert": {"postgresql": (1.0, None), "sqlite": (1.2, None)},
     "ceiling/plain_ping": {"postgresql": (0.7, None), "sqlite": (0.7, None)},
@@ -576,6 +620,8 @@ TARGETS = {
 
 
 def target_text(low: float | None, high: float | None) -> str:
+    if low is None and high is None:
+        return "reported"
     if low is not None and low == high:
         return f"= {low}"
     return f">= {low}" if low is not None else f"<= {high}"
