@@ -141,7 +141,7 @@ class HourlyCounter(models.Model):
 
 class RetentionPolicy(models.Model):
     """A retention duration an administrator set (SPEC 8.1): one row per policy name; no
-    row means the environment's default. See board/retention.py."""
+    row means the environment's default. See board/retention/policies.py."""
 
     name = models.CharField(max_length=16, primary_key=True)
     seconds = models.PositiveBigIntegerField()

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from django.db.models import Count, Q, QuerySet
 
-from board.callers import Caller
-from board.cursors import decode_cursor, encode_cursor
 from board.exceptions import NotFound
+from board.http.cursors import decode_cursor, encode_cursor
 from board.models import Entry
+from board.posting.callers import Caller
 from board.services import POST_ENTRY
 from receipts import services as receipts
 from receipts.models import Receipt, Tombstone

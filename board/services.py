@@ -14,21 +14,24 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
-from board import callers, holds, limits, retention, signals, sql, statements
-from board.callers import Caller
+from board import signals
 from board.exceptions import (
     BoardError,
     ParentUnavailable,
     PostingPaused,
     RateLimited,
 )
-from board.models import AgentToken, Entry, PostingPolicy, Principal
-from board.schemas import (
+from board.http.schemas import (
     EntryRequest,
     check_json_depth,
     parse_entry_request,
     parse_json_object,
 )
+from board.models import AgentToken, Entry, PostingPolicy, Principal
+from board.posting import callers, limits, sql, statements
+from board.posting.callers import Caller
+from board.retention import holds
+from board.retention import policies as retention
 from receipts import services as receipts
 from receipts.models import Attempt, Receipt
 
@@ -45,7 +48,7 @@ def token_issue(
     *, name: str, hourly_limit: int | None = None, entry_retention: int | None = None
 ) -> tuple[Principal, str]:
     """Add a token for NAME (made if new). The token is returned once and stored hashed.
-    `entry_retention` (seconds, checked by the caller against board.retention.BOUNDS)
+    `entry_retention` (seconds, checked by the caller against board.retention.policies.BOUNDS)
     sets the principal's own entry retention."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
@@ -150,7 +153,7 @@ def entry_post(
     entry with its attempt log and the outbox's rows, two statements sent together in
     one transaction with exactly one durable commit (receipts/sql/postgresql.py
     `write`). A replay: the admission and one autocommit statement. On SQLite the
-    post's writes take their turn after the caller is read (board/writer_turn.py).
+    post's writes take their turn after the caller is read (board/posting/writer_turn.py).
     """
     now = now or timezone.now()
     # Step 1: the token, then the request's shape; a refusal writes only its count.
@@ -230,7 +233,7 @@ def _refusal_before_claim(
 def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard | None:
     """Step 6 as the write's guard: a reply's parent is a public question whose receipt
     has not expired, read (and on PostgreSQL held against the purge) in the write's own
-    transaction: board/sql/."""
+    transaction: board/posting/sql/."""
     if request.type != Entry.Type.REPLY:
         return None
     return receipts.Guard(

@@ -19,8 +19,8 @@ from django.db import transaction
 from django.db.models import Case, Count, DateTimeField, ExpressionWrapper, F, When
 from django.db.models.functions import TruncDate
 
-from board import retention
 from board.models import Hold
+from board.retention import policies as retention
 from maintenance import services
 from maintenance.models import MaintenanceRun
 from receipts.models import Receipt

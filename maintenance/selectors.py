@@ -8,7 +8,7 @@ from celery.schedules import crontab, maybe_schedule
 from django.conf import settings
 from django.db import DatabaseError
 
-from board import retention
+from board.retention import policies as retention
 from maintenance import sql as maintenance_sql
 from maintenance.models import MaintenanceRun
 from maintenance.services import purge_jobs

@@ -47,9 +47,9 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Exists, OuterRef, Value, When
 from django.utils import timezone
 
-from board import retention
-from board.holds import thread_not_held_sql
 from board.models import Entry, HourlyCounter
+from board.retention import policies as retention
+from board.retention.holds import thread_not_held_sql
 from maintenance import sql as maintenance_sql
 from maintenance.models import MaintenanceRun
 from receipts import services as receipts

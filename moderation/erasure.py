@@ -33,8 +33,8 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from board import services as board
-from board import sql as board_sql
 from board.models import Entry, Principal
+from board.posting import sql as board_sql
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record, token_revoke
 
@@ -169,7 +169,7 @@ def _batch(erasure: Erasure, batch_size: int, after: int) -> int | None:
     instead of walking past the deleted rows again, which made each batch slower than
     the one before. A runner that starts afresh (after a crash) starts from 0.
     """
-    # On SQLite the batch takes the write path's turn (board.writer_turn) like a post:
+    # On SQLite the batch takes the write path's turn (board.posting.writer_turn) like a post:
     # otherwise back-to-back batches kept SQLite's lock while a waiting post slept in its
     # busy handler, and posts were answered a few a second during an erase. PostgreSQL
     # has no turns: the batch locks its rows.

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from kombu.exceptions import KombuError
 
-from board.moments import aware_moment
+from board.retention.moments import aware_moment
 from maintenance import forecast
 from moderation import charts, erasure
 from moderation.forms import REASON_MAX

@@ -11,7 +11,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import KombuError
 
-from board import holds, retention
+from board.retention import holds
+from board.retention import policies as retention
 from maintenance import selectors as maintenance
 from moderation import erasure_views, services
 from moderation.forms import OptionalReasonForm
@@ -93,7 +94,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
     thread = request.POST.get("thread", "").strip()
     principal = request.POST.get("principal", "").strip()
     try:
-        # ASCII digits, as an entry id in a URL (board/views.py): `²` is a digit to
+        # ASCII digits, as an entry id in a URL (board/http/pages.py): `²` is a digit to
         # str.isdigit() and not to int().
         if thread and not (thread.isascii() and thread.isdigit() and len(thread) <= 18):
             raise holds.HoldRefused(f"thread {thread[:20]!r}: not an id")

@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.db.models.functions import TruncHour
 
-from board.callers import ANONYMOUS_SCOPE
 from board.models import AgentToken, Entry, Principal
+from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
 from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.models import Delivery, DeliveryAttempt

@@ -7,9 +7,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from board import holds, retention
 from board import services as board
 from board.models import Entry, PostingPolicy, Principal
+from board.retention import holds
+from board.retention import policies as retention
 from maintenance import services as maintenance
 from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of

@@ -5,7 +5,7 @@
   first: a locked username or address is refused there, before any password is checked.
   A wrong second-factor code is reported the same way (`login_failure_report`), so it
   counts against the same username.
-- The address is SPEC 4's (`board.callers.client_address`): `X-Forwarded-For` is believed
+- The address is SPEC 4's (`board.posting.callers.client_address`): `X-Forwarded-For` is believed
   only from a peer in SETTLE_TRUSTED_PROXIES, so a forged header changes nothing and two
   operators behind one trusted proxy are counted apart. IPv6 is grouped by its /64, as
   the API's rate limit does.
@@ -37,7 +37,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from board.callers import client_address
+from board.posting.callers import client_address
 
 USERNAME_LIMIT = 5
 ADDRESS_LIMIT = 20

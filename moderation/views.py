@@ -20,9 +20,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from board import holds, limits
 from board import services as board
 from board.models import Entry
+from board.posting import limits
+from board.retention import holds
 from moderation import charts, erasure_views, selectors, services
 from moderation.access import access_for
 from moderation.forms import (

@@ -1,5 +1,5 @@
 """Which engine the connection runs, asked in one place: every set of per-engine
-statements (receipts/sql/, receipts/purge_sql/, board/sql/, maintenance/sql/) is a pair
+statements (receipts/sql/, receipts/purge_sql/, board/posting/sql/, maintenance/sql/) is a pair
 of modules with the same functions, chosen here.
 
 A module of its own that imports none of them: the purge's statements are chosen from

@@ -235,7 +235,7 @@ __all__ = ["HourlyCounter", "question", "reply", "counts", "new_request_id", "is
 def retention_cache_fresh():
     """Each test reads the console's retention values afresh (the per-process cache
     would otherwise carry one test's values, rolled back, into the next)."""
-    from board import retention
+    from board.retention import policies as retention
 
     retention.cache_clear()
     yield

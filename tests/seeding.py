@@ -20,10 +20,11 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from board import callers, retention
 from board import services as board
+from board.http.schemas import parse_entry_request
 from board.models import Entry
-from board.schemas import parse_entry_request
+from board.posting import callers
+from board.retention import policies as retention
 from receipts.fingerprint import field_digests
 from receipts.models import Receipt
 from tests.conftest import question, reply

@@ -1,4 +1,4 @@
-"""The hourly counters become an UNLOGGED table on PostgreSQL (see board/statements.py):
+"""The hourly counters become an UNLOGGED table on PostgreSQL (see board/posting/statements.py):
 a counter upsert commits without waiting for a WAL flush, so the hot counter rows are
 held for microseconds, not across a durable commit. A crash empties the table (the
 current hour's counts start again); nothing else changes. SQLite: nothing to do."""

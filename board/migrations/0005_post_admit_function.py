@@ -1,6 +1,6 @@
-"""The admission of a post (board.statements.posting_admit_count) as a PL/pgSQL function
+"""The admission of a post (board.posting.statements.posting_admit_count) as a PL/pgSQL function
 on PostgreSQL, `board_post_admit`: the same statement as SQLite's caller CTEs
-(board.sql.common.caller_sql) plus the counters' upsert, with every literal a parameter.
+(board.posting.sql.common.caller_sql) plus the counters' upsert, with every literal a parameter.
 
 Why a function: PostgreSQL keeps the plan of a statement inside a PL/pgSQL function for
 the life of the server connection, whatever the client does. Behind PgBouncer in

@@ -19,7 +19,7 @@ Two kinds of series, counted in two ways:
   hosts, not `sum`. A source that fails is left out of that scrape, logged by class.
 
 Posts are counted in one place, the shared answer of both routes
-(`board.api.entry_post_answer`, decorated with `counted_post`), so HTTP and MCP cannot
+(`board.http.api.entry_post_answer`, decorated with `counted_post`), so HTTP and MCP cannot
 drift apart. Access: client addresses in SETTLE_METRICS_ALLOW (after trusted proxies, as
 SPEC 4 reads them) or `Authorization: Bearer <SETTLE_METRICS_TOKEN>`; to anyone else
 `/metrics` does not exist (the ordinary 404).
@@ -230,7 +230,7 @@ def metrics_allowed(request: HttpRequest) -> bool:
         offered.strip().encode(), token.encode()
     ):
         return True
-    from board.callers import client_address
+    from board.posting.callers import client_address
 
     address = client_address(
         request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")

@@ -18,8 +18,8 @@ from django.db.models import DateTimeField, ExpressionWrapper
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from board.http.schemas import public_entry_object, timestamp
 from board.models import Entry
-from board.schemas import public_entry_object, timestamp
 from maintenance.deliveries import rules, webhooks
 from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
 

@@ -3,7 +3,7 @@ sqlite.py), each with the same functions: `claim_sql`, `replay`, `write`.
 
 `for_connection` is where the write path chooses by engine (by receipts.engine, the
 one place every set of per-engine statements is chosen); the board's own statements
-(board/sql/) are chosen through it too.
+(board/posting/sql/) are chosen through it too.
 """
 
 from collections.abc import Mapping

@@ -488,7 +488,7 @@ def test_it_refuses_a_non_json_content_type_and_accept(client, db):
 def test_it_answers_an_unexpected_fault_as_unavailable(
     client, agent, monkeypatch, name, arguments, outcome
 ):
-    from board import mcp
+    from board.mcp import endpoint as mcp
 
     def explode(request, arguments):
         raise RuntimeError("boom")

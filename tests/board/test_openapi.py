@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from board.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
 from board.exceptions import BadRequest
-from board.models import Entry
-from board.openapi import OPERATIONS
-from board.schemas import (
+from board.http.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
+from board.http.openapi import OPERATIONS
+from board.http.schemas import (
     NOT_BLANK_TEXT_PATTERN,
     REQUEST_ID_PATTERN,
     WHITE_SPACE_CLASS,
     parse_request_id,
 )
+from board.models import Entry
 from tests.conftest import counts, question, reply
 
 MCP_TOOLS = {

@@ -1,6 +1,6 @@
-"""Who the caller is and its hourly limit, written twice: in Python (board/callers.py,
-board/limits.py) for the console and step 1's refusals, and in SQL for every post's
-admission (board/sql/: the caller CTEs on SQLite, the function `board_post_admit` on
+"""Who the caller is and its hourly limit, written twice: in Python (board/posting/callers.py,
+board/posting/limits.py) for the console and step 1's refusals, and in SQL for every post's
+admission (board/posting/sql/: the caller CTEs on SQLite, the function `board_post_admit` on
 PostgreSQL). Compared on generated input, on both engines."""
 
 import uuid
@@ -13,10 +13,10 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from board import callers, limits, sql, statements
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy
-from board.sql.common import Admission
+from board.posting import callers, limits, sql, statements
+from board.posting.sql.common import Admission
 from moderation import services as moderation
 from receipts.models import Receipt
 
@@ -49,7 +49,7 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
     token = {"unknown": "settle_unknown", "none": None}.get(presented, token)
     request_id = uuid.uuid4()
 
-    # Python: the rules as board/callers.py and board/limits.py say them.
+    # Python: the rules as board/posting/callers.py and board/posting/limits.py say them.
     policy, found = statements.posting_read(None if token is None else callers.token_hash(token))
     try:
         caller = found or callers.anonymous_caller(token, ADDRESS)

@@ -3,8 +3,8 @@
 import pytest
 from django.test import Client
 
-from board.callers import address_source, client_address
 from board.models import AgentToken
+from board.posting.callers import address_source, client_address
 from moderation import services as moderation
 from tests.conftest import Agent, counts, question
 

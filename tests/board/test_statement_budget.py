@@ -114,7 +114,7 @@ def test_it_posts_anonymously_in_no_more_statements_than_an_agent():
 
 def test_it_posts_over_mcp_in_as_many_statements_as_over_http():
     # The transport leaves a post_entry call's token to the post's own admission, where
-    # over HTTP too the read is folded into the counters (board/mcp.py `_serve`).
+    # over HTTP too the read is folded into the counters (board/mcp/endpoint.py `_serve`).
     agent = issue_agent("mcp-budget-agent")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.token}")
     assert post(client, question())().status_code == 201

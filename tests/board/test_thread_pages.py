@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from board.views import REPLIES_PAGE_SIZE
+from board.http.pages import REPLIES_PAGE_SIZE
 from moderation import services as moderation
 from tests.conftest import question, reply
 

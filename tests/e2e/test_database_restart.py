@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from board.limits import OVERALL_SOURCE
+from board.posting.limits import OVERALL_SOURCE
 from tests.e2e.conftest import free_port
 from tests.e2e.processes import (
     BIN,

@@ -15,8 +15,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from board import services as board
-from board.callers import ANONYMOUS_SCOPE
 from board.celery import app
+from board.posting.callers import ANONYMOUS_SCOPE
 from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.models import Delivery
 from moderation import services as moderation

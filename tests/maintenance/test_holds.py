@@ -11,8 +11,8 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
-from board.holds import HoldRefused
 from board.models import Entry
+from board.retention.holds import HoldRefused
 from maintenance import forecast
 from maintenance.services import purge_deletion_records, purge_expired_threads
 from moderation import services as moderation

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from board import retention
 from board.models import Entry
+from board.retention import policies as retention
 from maintenance.services import purge_attempts, purge_expired_threads
 from moderation import services as moderation
 from receipts.models import Attempt, Receipt, Tombstone

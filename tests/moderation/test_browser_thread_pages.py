@@ -6,7 +6,7 @@ run) live in this folder's conftest."""
 
 import pytest
 
-from board.views import REPLIES_PAGE_SIZE
+from board.http.pages import REPLIES_PAGE_SIZE
 from moderation import services as moderation
 from tests.board.test_thread_pages import thread_with_replies
 

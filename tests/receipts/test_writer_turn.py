@@ -1,6 +1,6 @@
 """SQLite: a post takes its turn on the writers' file lock before it writes, waits while
 another writer holds it, and goes on without it rather than fail when the turn takes
-longer than the claim's wait bound (board/writer_turn.py)."""
+longer than the claim's wait bound (board/posting/writer_turn.py)."""
 
 import fcntl
 import os

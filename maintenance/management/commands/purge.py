@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from board.celery import app
-from board.moments import aware_moment
+from board.retention.moments import aware_moment
 from maintenance import forecast
 from maintenance.services import purge_jobs
 

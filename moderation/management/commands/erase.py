@@ -6,7 +6,7 @@ from datetime import datetime
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from board.moments import aware_moment
+from board.retention.moments import aware_moment
 from moderation import erasure
 from moderation.services import COMMAND_LINE
 

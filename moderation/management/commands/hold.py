@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from board.holds import HoldRefused, holds_active
+from board.retention.holds import HoldRefused, holds_active
 from moderation import services
 
 

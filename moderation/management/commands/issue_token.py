@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from board import retention as policies
 from board.models import Principal
+from board.retention import policies
 from moderation import services
 from moderation.forms import HOURLY_LIMIT_MAX
 

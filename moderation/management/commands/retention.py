@@ -6,7 +6,7 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from board import retention
+from board.retention import policies as retention
 from moderation import services
 
 

@@ -15,10 +15,10 @@ from datetime import datetime
 from django.conf import settings
 from django.db import DatabaseError
 
-from board import limits, statements
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy
-from board.statements import Caller  # made from its token row there, or anonymous here
+from board.posting import limits, statements
+from board.posting.statements import Caller  # made from its token row there, or anonymous here
 from receipts.faults import fault_answer, nothing_saved_if_failed
 
 ANONYMOUS_SCOPE = "anonymous"

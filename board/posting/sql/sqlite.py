@@ -1,8 +1,8 @@
-"""The board's write-path statements on SQLite, chosen in board/sql/__init__.py. Its
+"""The board's write-path statements on SQLite, chosen in board/posting/sql/__init__.py. Its
 write transactions already exclude each other, so nothing here locks rows."""
 
 from board.models import Entry
-from board.sql.common import (
+from board.posting.sql.common import (
     ADMITTED_COLUMNS,
     COUNTED_WITHIN,
     COUNTERS,
@@ -10,7 +10,7 @@ from board.sql.common import (
     Admission,
     caller_sql,
 )
-from board.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
+from board.posting.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
 
 
 def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:

@@ -1,8 +1,8 @@
 """The MCP endpoint (`/mcp`, SPEC 6): the board's calls as tools an agent can call.
 
 Design note. This module is the transport only: JSON-RPC over HTTP in both eras. The
-tools are board/mcp_tools.py (each runs the same `*_answer` function as its HTTP endpoint,
-board/answers.py), the words an agent reads are board/mcp_words.py.
+tools are board/mcp/tools.py (each runs the same `*_answer` function as its HTTP endpoint,
+board/http/answers.py), the words an agent reads are board/mcp/words.py.
 
 Transport: Streamable HTTP, stateless, JSON responses only, as a dual-era server.
 - A request carrying the modern `_meta` (or any non-legacy `MCP-Protocol-Version`) is
@@ -41,10 +41,9 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board.answers import request_sender
-from board.callers import caller_authenticate
 from board.exceptions import Unauthorized, error_answer
-from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
+from board.http.answers import request_sender
+from board.mcp.tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
     LIST_TTL_MS,
     TOOLS,
@@ -54,7 +53,8 @@ from board.mcp_tools import (  # noqa: F401  (TOOLS and _output_schema: the test
     tools_call,
     tools_list,
 )
-from board.mcp_words import instructions
+from board.mcp.words import instructions
+from board.posting.callers import caller_authenticate
 from board.serving import metrics
 from board.serving.origins import mcp_origin_allowed
 

@@ -1,10 +1,10 @@
 """The MCP tool table: each tool checks its arguments like the HTTP endpoint checks its
-path and query, runs the same `*_answer` function as that endpoint (board/answers.py),
+path and query, runs the same `*_answer` function as that endpoint (board/http/answers.py),
 and returns the answer's status and body as `structuredContent = {"http_status", "data",
 "retry_after_seconds"}`. So a tool answers exactly what HTTP answers, and a post first
 sent over one route replays over the other.
 
-`tools/list` and `tools/call` are served from here; the transport (board/mcp.py) turns
+`tools/list` and `tools/call` are served from here; the transport (board/mcp/endpoint.py) turns
 `ToolParamsError` into JSON-RPC's -32602.
 """
 
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest
 
-from board.answers import (
+from board.exceptions import Answer, InvalidRequest, error_answer
+from board.http.answers import (
     answers,
     entry_post_answer,
     operation_answer,
@@ -25,9 +26,7 @@ from board.answers import (
     thread_answer,
     thread_list_answer,
 )
-from board.exceptions import Answer, InvalidRequest, error_answer
-from board.mcp_words import request_id_guide, summary
-from board.schemas import (
+from board.http.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
@@ -37,6 +36,7 @@ from board.schemas import (
     THREAD_SCHEMA,
     page_schema,
 )
+from board.mcp.words import request_id_guide, summary
 from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
     # The post judges the token as HTTP does; the transport reads its status, as a 401
-    # may be the transport's to answer (board/mcp.py `_serve`).
+    # may be the transport's to answer (board/mcp/endpoint.py `_serve`).
     answer = entry_post_answer(
         token=request.sender.token,
         address=request.sender.address,

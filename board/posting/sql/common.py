@@ -1,4 +1,4 @@
-"""What the board's statements share on every engine (board/sql/)."""
+"""What the board's statements share on every engine (board/posting/sql/)."""
 
 import uuid
 from dataclasses import dataclass
@@ -11,7 +11,7 @@ from receipts.statements import RECEIPT_SEEN_SQL
 
 COUNTERS = HourlyCounter._meta.db_table
 
-# The columns every admission answers with, in this order (board.statements reads them),
+# The columns every admission answers with, in this order (board.posting.statements reads them),
 # then `source_limit, overall_limit, admitted`: the caller's rules as the SQL decided them.
 ADMITTED_COLUMNS = (
     "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
@@ -35,7 +35,7 @@ QUESTION_RECEIPT_LIVE_SQL = (
 
 @dataclass(frozen=True)
 class Admission:
-    """What a post's admission is asked (board.statements.posting_admit_count): each
+    """What a post's admission is asked (board.posting.statements.posting_admit_count): each
     engine's `admit_count` answers it in its own statements."""
 
     token_hash: str | None

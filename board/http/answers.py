@@ -1,6 +1,6 @@
 """The calls both transports share: one `*_answer` function per call, and reading who
-and where a request comes from. The HTTP endpoints (board/api.py) and the MCP tools
-(board/mcp_tools.py) each translate their wire format into one of these and send the
+and where a request comes from. The HTTP endpoints (board/http/api.py) and the MCP tools
+(board/mcp/tools.py) each translate their wire format into one of these and send the
 `Answer` back in theirs, so a call answers the same on either route.
 """
 
@@ -16,7 +16,6 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from board import selectors, services
-from board.callers import Caller, caller_authenticate, client_address
 from board.exceptions import (
     Answer,
     BoardError,
@@ -24,12 +23,13 @@ from board.exceptions import (
     NotFound,
     error_answer,
 )
-from board.schemas import (
+from board.http.schemas import (
     entry_object,
     parse_request_id,
     public_entry_object,
     timestamp,
 )
+from board.posting.callers import Caller, caller_authenticate, client_address
 from board.serving import metrics
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 

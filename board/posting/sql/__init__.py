@@ -4,7 +4,7 @@ with the same functions, chosen where the engine's are (receipts.sql.for_connect
 import functools
 from types import ModuleType
 
-from board.sql import postgresql, sqlite
+from board.posting.sql import postgresql, sqlite
 from receipts import sql as engine_sql
 
 

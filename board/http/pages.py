@@ -14,8 +14,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from board import selectors
-from board.cursors import bookmark_cursor, decode_cursor, encode_cursor
 from board.exceptions import BoardError
+from board.http.cursors import bookmark_cursor, decode_cursor, encode_cursor
 
 PAGE_SIZE = 50
 REPLIES_PAGE_SIZE = 50

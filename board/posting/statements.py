@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
-from board import sql
 from board.models import AgentToken, PostingPolicy, Principal
-from board.sql.common import COUNTED_WITHIN, COUNTERS, Admission
+from board.posting import sql
+from board.posting.sql.common import COUNTED_WITHIN, COUNTERS, Admission
 
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
@@ -37,7 +37,7 @@ _PRINCIPALS = Principal._meta.db_table
 @dataclass(frozen=True)
 class Caller:
     """Who calls: a principal's scope (its key, read with its token) is both its
-    idempotency scope and its rate-limit source; an anonymous caller (board.callers,
+    idempotency scope and its rate-limit source; an anonymous caller (board.posting.callers,
     where the board imports this from) shares one scope, and its source is its
     address's. Defined with the statements that read it from a token row."""
 
@@ -115,7 +115,7 @@ class Admitted:
     """What `posting_admit_count` read, and what it counted."""
 
     policy: PostingPolicy
-    caller: Caller | None  # None: no live token (board.callers decides who that is)
+    caller: Caller | None  # None: no live token (board.posting.callers decides who that is)
     taken: Taken
 
 
@@ -137,8 +137,8 @@ def posting_admit_count(
     be made, so it takes none): ONE statement on PostgreSQL, two on SQLite (which cannot
     return what an INSERT did not write, and whose round trips cost no network).
 
-    The statement decides in SQL what board/callers.py and board/limits.py say in Python
-    (tests/board/test_rules.py compares them on generated input): the source is the
+    The statement decides in SQL what board/posting/callers.py and board/posting/limits.py
+    say in Python (tests/board/test_rules.py compares them on generated input): the source is the
     principal's key, else the address (`Caller.source`, `callers.anonymous_caller`); the
     scope the principal's key, else the anonymous one (`Caller.scope`); the source limit
     the principal's, else the console's, else the environment's
@@ -147,7 +147,7 @@ def posting_admit_count(
     is counted against its address under the console's limit, and takes nothing from the
     overall counter; the caller raises the refusal.
 
-    The overall take is provisional (board.limits.overall_take gives it back when no
+    The overall take is provisional (board.posting.limits.overall_take gives it back when no
     entry is made): taken here, in its own short statement, it is never held across the
     entry's commit. Replaces two ORM reads and two upserts, each its own commit, and the
     claim's replay read (measured in the note of issue 8: a replay was three statements,

@@ -14,8 +14,8 @@ from typing import NamedTuple, TypeVar
 
 from django.conf import settings
 
-from board.cursors import CURSOR_OR_EMPTY_PATTERN, bookmark_cursor
 from board.exceptions import BadRequest, InvalidRequest
+from board.http.cursors import CURSOR_OR_EMPTY_PATTERN, bookmark_cursor
 from board.models import Entry
 from receipts.models import Receipt
 

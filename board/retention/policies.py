@@ -3,7 +3,7 @@ environment as their defaults, and a principal's own entry retention over both.
 
 Where each value is read:
 - a post computes `receipt_expires_at` once, at its write, from the principal's own value
-  (read with its token, in the statement the post already makes: board/statements.py)
+  (read with its token, in the statement the post already makes: board/posting/statements.py)
   or else the console's value from this module's per-process cache, refreshed at most
   every `SETTLE_RETENTION_CACHE_SECONDS` (30 s by default), so a change is in force in
   every process within a minute and a post pays no statement for it;

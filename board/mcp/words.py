@@ -1,6 +1,6 @@
 """What Settle tells an agent over MCP: the server's instructions, the request_id rules
 every tool description carries, and the one-sentence summary of each tool answer (what
-happened, what to do next). Wording only; the answers themselves are board/answers.py's.
+happened, what to do next). Wording only; the answers themselves are board/http/answers.py's.
 """
 
 from datetime import timedelta

@@ -1,7 +1,7 @@
 """The hourly posting limits (SPEC 5.1 steps 2 and 5): what each caller may post in an
 hour, and the overall take a post makes provisionally before it knows it will write.
 
-The counters themselves are conditional upserts in board/statements.py: no process can
+The counters themselves are conditional upserts in board/posting/statements.py: no process can
 push a count past its limit, and a refused take is not counted.
 """
 
@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import DatabaseError
 
-from board import statements
 from board.models import PostingPolicy, Principal
+from board.posting import statements
 
 log = logging.getLogger(__name__)
 

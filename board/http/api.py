@@ -9,16 +9,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja.errors import HttpError, ValidationError
 
-from board.answers import (
-    entry_post_answer,
-    operation_answer,
-    read_failed,
-    reply_list_answer,
-    request_id_answer,
-    request_sender,
-    thread_answer,
-    thread_list_answer,
-)
 from board.exceptions import (
     Answer,
     BadRequest,
@@ -28,8 +18,18 @@ from board.exceptions import (
     ServiceError,
     error_answer,
 )
-from board.openapi import DocumentedAPI
-from board.schemas import (
+from board.http.answers import (
+    entry_post_answer,
+    operation_answer,
+    read_failed,
+    reply_list_answer,
+    request_id_answer,
+    request_sender,
+    thread_answer,
+    thread_list_answer,
+)
+from board.http.openapi import DocumentedAPI
+from board.http.schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,

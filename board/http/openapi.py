@@ -6,8 +6,8 @@ and word each refusal (SPEC 5). This module puts the parsers' rules back into th
 document: each parameter's type, pattern and bounds, the posted entry as a `oneOf`
 question or reply with a discriminator on `type`, the optional bearer token, and links
 that let a client (or schemathesis' stateful phase) go from what it made to where it can
-read it. The rules themselves live next to the parsers (board/schemas.py,
-board/cursors.py); this module only places them in the document.
+read it. The rules themselves live next to the parsers (board/http/schemas.py,
+board/http/cursors.py); this module only places them in the document.
 
 Operations are found by path and method, which SPEC fixes, and named after the MCP tools
 that do the same thing, so the two interfaces share one vocabulary.
@@ -17,7 +17,7 @@ from typing import Any
 
 from ninja import NinjaAPI
 
-from board.schemas import (
+from board.http.schemas import (
     CURSOR_FIELD_SCHEMA,
     ENTRY_ID_FIELD_SCHEMA,
     LIMIT_FIELD_SCHEMA,

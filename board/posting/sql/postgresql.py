@@ -1,14 +1,14 @@
-"""The board's write-path statements on PostgreSQL, chosen in board/sql/__init__.py."""
+"""The board's write-path statements on PostgreSQL, chosen in board/posting/sql/__init__.py."""
 
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 
 from board.models import Entry, Principal
-from board.sql.common import ADMITTED_COLUMNS, QUESTION_RECEIPT_LIVE_SQL, Admission
+from board.posting.sql.common import ADMITTED_COLUMNS, QUESTION_RECEIPT_LIVE_SQL, Admission
 from receipts.sql.postgresql import commit_quietly
 
 
 def admit_count(cursor, asked: Admission) -> tuple[tuple, list[str]]:
-    """The admission in ONE statement (board.statements.posting_admit_count): the caller
+    """The admission in ONE statement (board.posting.statements.posting_admit_count): the caller
     read and the counters counted, the overall take only for an admitted caller without a
     committed receipt, by the function `board_post_admit` (migration board 0005), whose
     plan PostgreSQL keeps per server connection, with or without a pooler between.
