@@ -4,7 +4,7 @@ only as scheme and host (webhook URLs often carry a secret in their path or quer
 from django.contrib import admin
 
 from maintenance.deliveries.endpoints import endpoint_display_url
-from maintenance.models import Delivery, DeliveryAttempt, Endpoint
+from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
 from receipts.admin import ReadOnlyAdmin
 
 

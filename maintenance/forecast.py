@@ -22,6 +22,7 @@ from django.db.models.functions import TruncDate
 from board.models import Hold
 from board.retention import policies as retention
 from maintenance import services
+from maintenance.deliveries import purge as delivery_purge
 from maintenance.models import MaintenanceRun
 from receipts.models import Receipt
 
@@ -44,7 +45,7 @@ PURGES: dict[str, Callable[..., services.PurgeResult]] = {
     "purge-deletion-records": services.purge_deletion_records,
     "purge-tombstones": services.purge_tombstones,
     "purge-attempts": services.purge_attempts,
-    "purge-deliveries": services.purge_deliveries,
+    "purge-deliveries": delivery_purge.purge_deliveries,
 }
 
 

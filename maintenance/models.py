@@ -2,10 +2,10 @@
 
 from django.db import models
 
-# The deliveries' models live in their own room (maintenance/deliveries/); imported here
-# so that the app's model registry, and every `from maintenance.models import Delivery`,
-# finds them.
-from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
+# The deliveries' models live in their own room and are imported from there
+# (maintenance.deliveries.models); Django loads an app's models from this module only, so
+# importing them here is what registers them.
+from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint  # noqa: F401
 
 
 class MaintenanceRun(models.Model):
@@ -41,4 +41,4 @@ class RunLock(models.Model):
     expires_at = models.DateTimeField()
 
 
-__all__ = ["Delivery", "DeliveryAttempt", "Endpoint", "MaintenanceRun", "RunLock"]
+__all__ = ["MaintenanceRun", "RunLock"]

@@ -79,7 +79,7 @@ class Batch:
     after: object = None
 
 
-def _budget(time_budget: timedelta | None) -> timedelta:
+def purge_time_budget(time_budget: timedelta | None) -> timedelta:
     return settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget
 
 
@@ -155,7 +155,7 @@ def purge_expired_threads(
             now=now, limit=batch_size, after=after,
             tombstone_retention=tombstone, deletion_retention=deletion,
         ),
-        time_budget=_budget(time_budget),
+        time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -295,7 +295,7 @@ def purge_deletion_records(
         batch=lambda after: _deletions_batch(
             now=now, limit=batch_size, after=after, tombstone_retention=tombstone
         ),
-        time_budget=_budget(time_budget),
+        time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -380,7 +380,7 @@ def purge_tombstones(
         job="purge-tombstones",
         keys=["tombstones"],
         batch=batch,
-        time_budget=_budget(time_budget),
+        time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -412,7 +412,7 @@ def purge_attempts(
         job="purge-attempts",
         keys=["attempts", "counters"],
         batch=batch,
-        time_budget=_budget(time_budget),
+        time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
     )
 
@@ -466,41 +466,3 @@ def purge_enqueue_all() -> list[str]:
     for task in purge_jobs().values():
         app.send_task(task)
     return list(purge_jobs())
-
-
-# --- Settled deliveries -----------------------------------------------------------------
-
-
-def purge_deliveries(
-    *,
-    now: datetime,
-    batch_size: int,
-    time_budget: timedelta | None = None,
-    dry_run: bool = False,
-) -> PurgeResult:
-    """Remove deliveries in a final state settled more than SETTLE_DELIVERY_RETENTION ago,
-    with their attempts. `outcome_unknown` ones stay until an operator settles them."""
-    from maintenance.models import Delivery, DeliveryAttempt
-
-    delivery_retention = retention.policy_in_force(retention.DELIVERY, fresh=True).duration
-
-    def batch(after) -> Batch:
-        old = Delivery.objects.filter(
-            state__in=Delivery.FINAL,
-            settled_at__lt=now - delivery_retention,
-        ).order_by("settled_at")[:batch_size]
-        ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
-        attempts = DeliveryAttempt.objects.filter(delivery_id__in=ids).delete()[0] if ids else 0
-        removed = Delivery.objects.filter(id__in=ids).delete()[0] if ids else 0
-        return Batch(
-            counts={"deliveries": removed, "delivery_attempts": attempts},
-            more=len(ids) == batch_size,
-        )
-
-    return run_batches(
-        job="purge-deliveries",
-        keys=["deliveries", "delivery_attempts"],
-        batch=batch,
-        time_budget=_budget(time_budget),
-        dry_run=dry_run,
-    )

@@ -7,6 +7,7 @@ worker's autodiscovery (which looks for `<app>.tasks`) registers them.
 from celery import shared_task
 
 from maintenance import services
+from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries import tasks as delivery_tasks  # noqa: F401 (registers them)
 
 
@@ -39,5 +40,5 @@ def purge_attempts(dry_run: bool = False) -> dict:
 @shared_task(name="maintenance.purge_deliveries")
 def purge_deliveries(dry_run: bool = False) -> dict:
     return services.job_run(
-        job="purge-deliveries", purge=services.purge_deliveries, dry_run=dry_run
+        job="purge-deliveries", purge=delivery_purge.purge_deliveries, dry_run=dry_run
     )

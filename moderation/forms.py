@@ -4,8 +4,7 @@ from django import forms
 
 from board.models import Entry, Principal
 from maintenance.deliveries.models import NAME_LIMIT as ENDPOINT_NAME_LIMIT
-from maintenance.deliveries.models import URL_LIMIT
-from maintenance.models import Delivery, Endpoint
+from maintenance.deliveries.models import URL_LIMIT, Delivery, Endpoint
 from moderation.selectors import VISIBILITIES
 
 REASON_MAX = 500

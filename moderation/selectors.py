@@ -12,7 +12,7 @@ from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
 from maintenance.deliveries import selectors as delivery_selectors
-from maintenance.models import Delivery, DeliveryAttempt
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
 from receipts import selectors as receipt_selectors
 from receipts.models import Attempt, Receipt

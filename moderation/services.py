@@ -14,7 +14,7 @@ from board.retention import policies as retention
 from maintenance import services as maintenance
 from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of
-from maintenance.models import Delivery, Endpoint
+from maintenance.deliveries.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from board import services
 from board.celery import app
 from maintenance.deliveries import endpoints
-from maintenance.models import Delivery
+from maintenance.deliveries.models import Delivery
 from tests.conftest import question
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("roomy_limits")]

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from board import services as board
 from maintenance.deliveries import endpoints, outbox, sweep
-from maintenance.models import Delivery, Endpoint
+from maintenance.deliveries.models import Delivery, Endpoint
 from tests.conftest import question
 from tests.maintenance.webhook_receiver import Receiver
 

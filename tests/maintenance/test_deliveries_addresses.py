@@ -8,7 +8,7 @@ import time
 import pytest
 
 from maintenance.deliveries import endpoints, sweep, webhooks
-from maintenance.models import DeliveryAttempt
+from maintenance.deliveries.models import DeliveryAttempt
 from tests.maintenance.conftest import delivery_of, drive, post_entry
 from tests.maintenance.webhook_receiver import Listener
 
@@ -197,8 +197,8 @@ def test_a_delivery_to_a_loopback_endpoint_without_the_allowance_is_never_sent(l
     ],
 )
 def test_endpoint_add_refuses_bad_urls_and_changes_nothing(url, extra, message):
+    from maintenance.deliveries.models import Endpoint
     from maintenance.exceptions import DeliveryRefused
-    from maintenance.models import Endpoint
 
     with pytest.raises(DeliveryRefused, match=message):
         endpoints.endpoint_add(name="bad", url=url, **extra)

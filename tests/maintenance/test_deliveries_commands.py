@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from board.http.schemas import timestamp
 from maintenance.deliveries import sweep
-from maintenance.models import Delivery, Endpoint
+from maintenance.deliveries.models import Delivery, Endpoint
 from moderation.models import AuditEvent
 from tests.celery_worker import ROOT, test_database_url
 from tests.maintenance.conftest import delivery_of, drive, post_entry

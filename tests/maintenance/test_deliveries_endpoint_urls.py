@@ -10,8 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from maintenance.deliveries import endpoints, sweep, webhooks
+from maintenance.deliveries.models import DeliveryAttempt, Endpoint
 from maintenance.exceptions import DeliveryRefused
-from maintenance.models import DeliveryAttempt, Endpoint
 from moderation.models import AuditEvent
 from tests.celery_worker import ROOT, test_database_url
 from tests.maintenance.conftest import delivery_of, drive, post_entry

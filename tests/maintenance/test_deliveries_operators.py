@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from board import services as board
 from maintenance.deliveries import actions, attempts, endpoints, sweep, webhooks
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.exceptions import DeliveryRefused
-from maintenance.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, in_thread, post_entry

@@ -18,7 +18,7 @@ from board import services as board
 from board.celery import app
 from board.posting.callers import ANONYMOUS_SCOPE
 from maintenance.deliveries import endpoints, outbox, sweep
-from maintenance.models import Delivery
+from maintenance.deliveries.models import Delivery
 from moderation import services as moderation
 from receipts.exceptions import RequestExpired
 from receipts.fingerprint import identity_key

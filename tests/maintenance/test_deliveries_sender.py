@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from board import services as board
 from maintenance.deliveries import actions, endpoints, rules, sweep
-from maintenance.models import Delivery, DeliveryAttempt, Endpoint
+from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
 from tests.maintenance.conftest import (
     PUBLIC_URL,
     delivery_of,

@@ -13,8 +13,10 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from maintenance.deliveries import actions, attempts, endpoints, sweep
-from maintenance.models import Delivery, DeliveryAttempt, Endpoint, MaintenanceRun
-from maintenance.services import job_run, purge_deliveries
+from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
+from maintenance.deliveries.purge import purge_deliveries
+from maintenance.models import MaintenanceRun
+from maintenance.services import job_run
 from tests.celery_worker import CELERY, ROOT, celery_worker, test_database_url, wait_for
 from tests.maintenance.conftest import (
     PUBLIC_URL,

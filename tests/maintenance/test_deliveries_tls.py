@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from maintenance.deliveries import endpoints
-from maintenance.models import DeliveryAttempt
+from maintenance.deliveries.models import DeliveryAttempt
 from tests.maintenance.conftest import delivery_of, drive, post_entry
 from tests.maintenance.webhook_receiver import Receiver
 

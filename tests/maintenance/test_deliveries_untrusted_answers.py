@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from maintenance.deliveries import endpoints, sweep
+from maintenance.deliveries.models import Delivery
 from maintenance.deliveries.webhooks import RETRY_AFTER_CAP, retry_after_seconds
-from maintenance.models import Delivery
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour, RawReceiver
 

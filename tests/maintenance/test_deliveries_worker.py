@@ -4,7 +4,7 @@ fans it out and sends each delivery."""
 import pytest
 from django.conf import settings as django_settings
 
-from maintenance.models import Delivery
+from maintenance.deliveries.models import Delivery
 from tests.celery_worker import celery_worker, wait_for
 from tests.maintenance.conftest import PUBLIC_URL, endpoint_for, post_entry
 

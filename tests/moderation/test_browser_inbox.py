@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from maintenance.models import Delivery
+from maintenance.deliveries.models import Delivery
 from moderation.models import AuditEvent
 from tests.chromium import ARTIFACTS
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)

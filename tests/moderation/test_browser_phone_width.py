@@ -11,7 +11,8 @@ from django.db import connection
 from django.utils import timezone
 
 from board.models import Entry
-from maintenance.models import Delivery, DeliveryAttempt, MaintenanceRun
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
+from maintenance.models import MaintenanceRun
 from moderation import services as moderation
 from tests.chromium import ARTIFACTS
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)

@@ -229,7 +229,7 @@ def test_a_stale_running_erasure_is_listed_for_resumption(agent):
 @pytest.mark.usefixtures("delivery_settings")
 def test_an_erased_entrys_accepted_deliveries_are_cancelled(agent):
     from maintenance.deliveries import endpoints
-    from maintenance.models import Delivery
+    from maintenance.deliveries.models import Delivery
 
     # given: an endpoint, so each new entry has an accepted delivery
     endpoints.endpoint_add(name="hooks", url="https://hooks.example/hook")

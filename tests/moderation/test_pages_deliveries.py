@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from maintenance.models import Endpoint
+from maintenance.deliveries.models import Endpoint
 from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.moderation.conftest import logged_in

@@ -16,7 +16,7 @@ import pytest
 
 from board import services as board
 from maintenance.deliveries import sweep
-from maintenance.models import Delivery, DeliveryAttempt
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question

@@ -8,8 +8,8 @@ from django.db.models import Count
 
 from board.http.schemas import timestamp
 from maintenance.deliveries import selectors, sweep
+from maintenance.deliveries.models import Delivery
 from maintenance.exceptions import DeliveryRefused
-from maintenance.models import Delivery
 from moderation import services
 
 

@@ -5,8 +5,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from maintenance.deliveries.models import Endpoint
 from maintenance.exceptions import DeliveryRefused
-from maintenance.models import Endpoint
 from moderation import services
 
 
