@@ -90,7 +90,7 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class Settled:
+class Saved:
     """A write that is saved: either just now (`replayed` false) or earlier. A write
     made just now also has, for each of its effect's companions, the `returning`
     values of the rows it wrote (`returned`)."""
@@ -108,7 +108,7 @@ class Companion:
     On PostgreSQL they are written in the effect's own statement (a round trip fewer on
     every post that has them); on SQLite in a statement right after it. The caller calls
     `made`, once they are committed, with the `returning` column of the rows written
-    (`Settled.returned`); the engine never does."""
+    (`Saved.returned`); the engine never does."""
 
     table: str
     columns: tuple[str, ...]
@@ -157,7 +157,7 @@ def receipt_replay(
     now: datetime,
     model: type[Model],
     after_lost_claim: bool = False,
-) -> Settled | None:
+) -> Saved | None:
     """Answer a request whose receipt is committed (step 1 of the module note); None when
     it is gone (purged). After a lost claim the receipt was committed a moment ago, so a
     receipt gone since is answered by its tombstone (`410`), never None.
@@ -184,7 +184,7 @@ def receipt_write(
     effect: Effect,
     refusal: Exception | None = None,
     guard: "Guard | None" = None,
-) -> Settled | None:
+) -> Saved | None:
     """Claim `identity` and make `effect` in ONE transaction (steps 2 to 4 of the module
     note); None when the identity already has a committed receipt (replay it).
 
@@ -219,7 +219,7 @@ def receipt_write(
     if verdict is not None:
         _record_attempt(asked, verdict)
         raise verdict
-    return Settled(receipt=receipt, result=result, replayed=False, returned=tuple(returned))
+    return Saved(receipt=receipt, result=result, replayed=False, returned=tuple(returned))
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ _REQUEST_ID = Receipt._meta.get_field("request_id")
 # --- Replays ------------------------------------------------------------------------------
 
 
-def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
+def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     """Answer a request whose receipt is committed; None when it is gone (purged).
 
     Raises the verdict (deleted, expired, conflict); the statement logged the attempt.
@@ -298,7 +298,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Settled | None:
         verdict = RequestExpired(expired_at=receipt.receipt_expires_at)
     if verdict is not None:
         raise verdict
-    return Settled(receipt=receipt, result=result, replayed=True)
+    return Saved(receipt=receipt, result=result, replayed=True)
 
 
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:

@@ -15,7 +15,7 @@ RECEIPTS = Receipt._meta.db_table
 ATTEMPTS = Attempt._meta.db_table
 TOMBSTONES = Tombstone._meta.db_table
 
-# What a claim writes, in the order of its parameters (receipts.services._claim).
+# What a claim writes, in the order of its parameters (receipts.services._claim_row).
 CLAIM_FIELDS = tuple(
     Receipt._meta.get_field(name)
     for name in (

@@ -95,7 +95,7 @@ def attempt_claim(
     )
 
 
-def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.Answer:
+def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.ReceiverAnswer:
     now = timezone.now()
     lookup = claim.kind in (K.LOOKUP, K.RECONCILE)
     url = endpoint.url
@@ -114,16 +114,16 @@ def _request(claim: Claim, endpoint: Endpoint, body: bytes | None) -> webhooks.A
 
 
 # What an attempt came to when its answer could not be used (or handling it failed).
-UNUSABLE = webhooks.Answer(
+UNUSABLE = webhooks.ReceiverAnswer(
     status_code=None, error="internal_error", request_left=True, duration_ms=0
 )
-LEASE_ENDED = webhooks.Answer(
+LEASE_ENDED = webhooks.ReceiverAnswer(
     status_code=None, error="lease_ended", request_left=True, duration_ms=0
 )
 
 
 def attempt_settle(
-    delivery_id: uuid.UUID, attempt_id: uuid.UUID, kind: str, answer: webhooks.Answer,
+    delivery_id: uuid.UUID, attempt_id: uuid.UUID, kind: str, answer: webhooks.ReceiverAnswer,
     *, now: datetime | None = None,
 ) -> Delivery | None:
     """Write an attempt's result, if the delivery still waits for this attempt."""
@@ -138,7 +138,7 @@ def attempt_settle(
         with transaction.atomic():
             if not delivery.attempt_ended(kind=kind, answer=answer, now=now):
                 continue  # cancelled while we decided: decide again with the new state
-            _record_attempt(attempt_id, answer)
+            _attempt_answer_record(attempt_id, answer)
             _endpoint_health(delivery.endpoint, kind, answer, now)
         log.info(
             "delivery %s %s attempt: %s -> %s", delivery_id, kind,
@@ -148,11 +148,11 @@ def attempt_settle(
     if answer is not LEASE_ENDED:
         # The operator's decision stands, but the evidence of what this attempt saw is
         # kept. (A lease the sweep ends after the worker settled changes nothing.)
-        _record_attempt(attempt_id, answer)
+        _attempt_answer_record(attempt_id, answer)
     return None
 
 
-def _record_attempt(attempt_id: uuid.UUID, answer: webhooks.Answer) -> None:
+def _attempt_answer_record(attempt_id: uuid.UUID, answer: webhooks.ReceiverAnswer) -> None:
     DeliveryAttempt.objects.filter(attempt_id=attempt_id).update(
         duration_ms=answer.duration_ms if answer is not LEASE_ENDED else None,
         status_code=answer.status_code,
@@ -161,7 +161,7 @@ def _record_attempt(attempt_id: uuid.UUID, answer: webhooks.Answer) -> None:
     )
 
 
-def _endpoint_health(endpoint: Endpoint, kind: str, answer: webhooks.Answer, now: datetime):
+def _endpoint_health(endpoint: Endpoint, kind: str, answer: webhooks.ReceiverAnswer, now: datetime):
     if kind not in (K.SEND, K.RESEND):
         return
     if rules.answer_kind(answer) == "ok":

@@ -15,7 +15,7 @@ LOOKUP_AGAIN_AFTER = timedelta(minutes=1)
 
 
 class Answered(Protocol):
-    """What an attempt came back with (`webhooks.Answer` is one)."""
+    """What an attempt came back with (`webhooks.ReceiverAnswer` is one)."""
 
     status_code: int | None
     request_left: bool

@@ -81,7 +81,7 @@ def address_is_public(address: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Answer:
+class ReceiverAnswer:
     """What one request came to."""
 
     status_code: int | None
@@ -112,7 +112,7 @@ def request(
     timeout: float,
     allow_private: bool,
     resolve: Resolver = socket.getaddrinfo,
-) -> Answer:
+) -> ReceiverAnswer:
     """Make one request within `timeout` seconds, from resolution to the last byte read.
 
     `resolve` stands in for DNS in tests (a resolver that changes its answer between
@@ -132,7 +132,7 @@ def request(
         # Nothing foreseen: whether the request left cannot be told, so it counts as left.
         error, left = "send_error", True
     duration_ms = int((time.monotonic() - started) * 1000)
-    return Answer(
+    return ReceiverAnswer(
         status_code=status, error=error, request_left=left if status is None else True,
         duration_ms=duration_ms, retry_after=retry_after,
     )

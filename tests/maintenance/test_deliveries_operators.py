@@ -120,7 +120,7 @@ def test_marks_are_refused_while_running_and_a_late_worker_never_overwrites_a_ma
     actions.delivery_mark(delivery_id=delivery.pk, state="failed", reason="receiver says no")
     late = attempts.attempt_settle(
         delivery.pk, stale_attempt, "send",
-        webhooks.Answer(status_code=200, error="", request_left=True, duration_ms=5),
+        webhooks.ReceiverAnswer(status_code=200, error="", request_left=True, duration_ms=5),
     )
 
     # then: the operator's decision stands
