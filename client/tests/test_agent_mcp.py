@@ -5,9 +5,12 @@ came without its entry."""
 
 import json
 import os
+import sqlite3
 import stat
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -397,3 +400,59 @@ def test_the_first_tool_answer_comes_soon_after_the_host_launches_it(proxy, toke
 
     print(f"launch to first tool answer: {took:.2f} s")
     assert took < 20
+
+
+def test_the_documented_example_posts_one_question_through_the_server(proxy, token, journal):
+    example = Path(__file__).resolve().parents[2] / "examples" / "agent_mcp_stdio.py"
+    marker = new_id()
+    env = {**os.environ, "SETTLE_URL": proxy.url, "SETTLE_TOKEN": token,
+           "PATH": f"{Path(AGENT).parent}:{os.environ.get('PATH', '')}"}
+
+    done = subprocess.run([sys.executable, str(example), "From the example?",
+                           f"identity {marker}", "--journal", str(journal)],
+                          env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["outcome"] == "settled"
+    [entry] = entries_for(marker)
+    assert printed["entry"]["id"] == entry.id
+    assert "post_question" in done.stderr
+
+
+def test_a_journal_made_before_the_reported_column_gets_it_and_its_intent_is_settled_on_start(
+    proxy, token, journal
+):
+    from datetime import UTC, datetime
+
+    from settle_client.journal import SCHEMA, token_digest
+
+    journal.parent.mkdir(mode=0o700)
+    request_id = new_id()
+    request = question_request(request_id, "Old?", f"identity {request_id}", {"name": "agent"})
+    with sqlite3.connect(journal) as db:  # the journal of a client without the column
+        db.execute(SCHEMA)
+        db.execute("INSERT INTO intents (base_url, token_digest, request_id, type, body,"
+                   " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (proxy.url, token_digest(token), request_id, "question",
+                    json.dumps(request), datetime.now(UTC).isoformat()))
+
+    async def scenario():
+        async with official(proxy.url, token, journal) as mcp:
+            for _ in range(100):
+                if not (await mcp.call("list_pending"))["pending"]:
+                    break
+                await anyio.sleep(0.1)
+            return await mcp.call("post_question", {"title": "Old?",
+                                                    "body": f"identity {request_id}"})
+
+    joined = run(scenario)
+
+    with sqlite3.connect(journal) as db:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(intents)")}
+        [reported] = db.execute("SELECT reported FROM intents").fetchone()
+    assert "reported" in columns
+    assert (joined["outcome"], joined["joined_pending"], joined["request_id"]) == (
+        "settled", True, request_id)
+    assert reported == 1
+    only_entry(request_id, joined)
