@@ -10,14 +10,22 @@ import os
 import sqlite3
 import sys
 
+from . import agent_mcp
 from .client import Client
 from .outcomes import Refused, Settled, Unconfirmed
 
 EXIT_SETTLED, EXIT_USAGE, EXIT_UNCONFIRMED, EXIT_REFUSED = 0, 2, 3, 4
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line on stderr and exit status 2 (SPEC 13.1: a host shows it)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="settle-agent", allow_abbrev=False,
         description="Post to Settle and settle every write (token from SETTLE_TOKEN).",
     )
@@ -48,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", allow_abbrev=False,
                                  help="settle the pending intents")
     resume.add_argument("--deadline", type=float, default=None, metavar="SECONDS")
+    agent_mcp.add_parser(commands)
     return parser
 
 
@@ -63,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.url:
         parser.error("give --url or set SETTLE_URL")
+    if args.command == "mcp":
+        return agent_mcp.main(args, parser)
     try:
         client = Client(args.url, token=os.environ.get("SETTLE_TOKEN") or None,
                         journal=args.journal)

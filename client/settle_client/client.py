@@ -81,6 +81,43 @@ class Client:
             return outcome
         raise outcome
 
+    def post_intent(self, fields: dict[str, Any], *, deadline: float | None = None,
+                    join_unreported: bool = False) -> tuple[Outcome, bool]:
+        """Settle one write of `fields` (type, parent_id, title, body, actor,
+        submission_mode) and return its outcome, not raising it, and whether it joined an
+        earlier intent.
+
+        With join_unreported, an intent of this URL and token with the same content whose
+        outcome no one has been told yet (see mark_reported) is this call's intent: it keeps
+        its request_id and is settled, or answered from the journal when already settled
+        or refused (SPEC 13.1). Otherwise it is a new intent with a new id.
+        """
+        started = time.monotonic()
+        request_id = str(uuid.uuid4())
+        body = json.dumps({"request_id": request_id, **fields}, ensure_ascii=False,
+                          separators=(",", ":"))
+        seconds = self.deadline if deadline is None else deadline
+        owner = Journal.owner()
+        lease = seconds + self.attempt_timeout + LEASE_MARGIN
+        if join_unreported:
+            intent, joined = self.journal.begin_or_join(
+                request_id=request_id, type=fields["type"], body=body,
+                content=_without_id(body), owner=owner, lease=lease)
+        else:
+            intent = self.journal.begin(request_id=request_id, type=fields["type"],
+                                        body=body, owner=owner, lease=lease)
+            joined = False
+        if joined:
+            logger.info("%s joined: the same content as an unreported intent", intent.request_id)
+        if intent.state != "pending":
+            return _stored(intent.request_id, intent), joined
+        return self._settle(intent, owner, started + seconds), joined
+
+    def mark_reported(self, request_ids: list[str]) -> None:
+        """Record that these intents' outcomes have been told to whoever asked (a tool
+        result): from now on the same content again is a new intent."""
+        self.journal.mark_reported(request_ids)
+
     # --- resuming ------------------------------------------------------------------
 
     def pending(self) -> list[PendingIntent]:
@@ -186,6 +223,12 @@ def _echoes(data: dict, request_id: str) -> bool:
     echoes it in lowercase."""
     echoed = data.get("request_id")
     return isinstance(echoed, str) and echoed == request_id.lower()
+
+
+def _without_id(body: str) -> dict[str, Any]:
+    fields = json.loads(body)
+    fields.pop("request_id", None)
+    return fields
 
 
 def _code(answer: Answer) -> str | None:

@@ -4,6 +4,10 @@ SQLite with synchronous=FULL; the file and its side files are mode 0600 and the 
 0700 whatever the umask. It stores the request_id, the exact body, the base URL and a
 sha256 digest of the token, never the token. A claim (owner and lease) keeps an intent
 being settled by one thread or process out of another's resume().
+
+`reported` says whether a tool result of `settle-agent mcp` has told the model an intent's
+outcome (SPEC 13.1): until one has, a call with the same content is that intent, so a model
+retrying after `unconfirmed` or after its host restarted never makes a second entry.
 """
 
 import hashlib
@@ -38,6 +42,13 @@ CREATE TABLE IF NOT EXISTS intents (
     PRIMARY KEY (base_url, token_digest, request_id)
 )
 """
+
+# Columns added since the first schema: a journal file made before them gets each one when
+# it is opened (ALTER TABLE under the opening transaction's lock, so two processes opening
+# one old file add it once).
+ADDED_COLUMNS = {
+    "reported": "ALTER TABLE intents ADD COLUMN reported INTEGER NOT NULL DEFAULT 0",
+}
 
 
 def journal_path(journal: str | os.PathLike | None) -> Path:
@@ -83,6 +94,10 @@ class Journal:
         self._prepare()
         with self._transaction() as db:
             db.execute(SCHEMA)
+            present = {row[1] for row in db.execute("PRAGMA table_info(intents)")}
+            for column, statement in ADDED_COLUMNS.items():
+                if column not in present:
+                    db.execute(statement)
 
     def _prepare(self) -> None:
         missing = []
@@ -139,21 +154,13 @@ class Journal:
         The same request_id with other content is a ValueError; with the same content the
         stored intent is returned (settled, refused or pending).
         """
-        now = datetime.now(UTC).isoformat()
         with self._transaction() as db:
             row = db.execute(
                 "SELECT type, body, created_at, state, outcome FROM intents"
                 " WHERE base_url=? AND token_digest=? AND request_id=?", self._key(request_id),
             ).fetchone()
             if row is None:
-                db.execute(
-                    "INSERT INTO intents (base_url, token_digest, request_id, type, body,"
-                    " created_at, claimed_by, claim_host, claim_pid, claim_until)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*self._key(request_id), type, body, now, owner, socket.gethostname(),
-                     os.getpid(), time.time() + lease),
-                )
-                return Intent(request_id, type, body, now, "pending", None)
+                return self._insert(db, request_id, type, body, owner, lease)
             if row[1] != body:
                 raise ValueError(
                     f"request_id {request_id} is already journaled with other content"
@@ -162,6 +169,52 @@ class Journal:
                 self._claim_row(db, request_id, owner, lease)
             return Intent(request_id, row[0], row[1], row[2], row[3],
                           json.loads(row[4]) if row[4] else None)
+
+    def _insert(self, db: sqlite3.Connection, request_id: str, type: str, body: str,
+                owner: str, lease: float) -> Intent:
+        now = datetime.now(UTC).isoformat()
+        db.execute(
+            "INSERT INTO intents (base_url, token_digest, request_id, type, body,"
+            " created_at, claimed_by, claim_host, claim_pid, claim_until)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*self._key(request_id), type, body, now, owner, socket.gethostname(),
+             os.getpid(), time.time() + lease),
+        )
+        return Intent(request_id, type, body, now, "pending", None)
+
+    def begin_or_join(self, *, request_id: str, type: str, body: str, content: dict,
+                      owner: str, lease: float) -> tuple[Intent, bool]:
+        """The oldest intent of this URL and token whose outcome no tool result has reported
+        and whose content (its body but the request_id) equals `content`, claimed when
+        pending, and True; else the new intent (request_id, body), committed, and False.
+
+        One transaction, so two calls with the same content at once join one intent. A
+        claim held by another thread or process is taken over: both then send the same id
+        and body, which the server saves once.
+        """
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT request_id, type, body, created_at, state, outcome FROM intents"
+                " WHERE base_url=? AND token_digest=? AND type=? AND reported=0"
+                " ORDER BY created_at, request_id", (self.base_url, self.digest, type),
+            ).fetchall()
+            for found, kind, stored, created_at, state, outcome in rows:
+                if _content(stored) != content:
+                    continue
+                if state == "pending":
+                    self._claim_row(db, found, owner, lease)
+                return Intent(found, kind, stored, created_at, state,
+                              json.loads(outcome) if outcome else None), True
+            return self._insert(db, request_id, type, body, owner, lease), False
+
+    def mark_reported(self, request_ids: list[str]) -> None:
+        """A tool result has told the model these intents' outcomes."""
+        with self._transaction() as db:
+            db.executemany(
+                "UPDATE intents SET reported=1"
+                " WHERE base_url=? AND token_digest=? AND request_id=?",
+                [self._key(request_id) for request_id in request_ids],
+            )
 
     def _claim_row(self, db: sqlite3.Connection, request_id: str, owner: str,
                    lease: float) -> None:
@@ -214,3 +267,15 @@ class Journal:
                 (self.base_url, self.digest),
             ).fetchall()
         return [Intent(r[0], r[1], r[2], r[3], "pending", None) for r in rows]
+
+
+def _content(body: str) -> dict | None:
+    """What an intent asks for: its body without the request_id."""
+    try:
+        fields = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(fields, dict):
+        return None
+    fields.pop("request_id", None)
+    return fields

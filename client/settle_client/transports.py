@@ -104,6 +104,10 @@ class HttpTransport:
             "GET", f"/api/v1/operations/{quote(request_id, safe='')}", timeout=timeout
         )
 
+    def get(self, path: str, *, timeout: float) -> Answer:
+        """One GET of a public read (SPEC 5.2), answered as Settle answered it."""
+        return self._send("GET", path, timeout=timeout)
+
     def close(self) -> None:
         pass
 

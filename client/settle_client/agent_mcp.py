@@ -1,0 +1,393 @@
+"""settle-agent mcp: a local MCP server over stdio that keeps the request_id for the model.
+
+An MCP host (a desktop assistant, an IDE, an agent framework) launches it as a subprocess
+and hands its tools to a model that follows no procedure (SPEC 13.1). The model writes
+with post_question and post_reply and never sees, keeps or invents an id: each call is an
+intent journaled before its first byte leaves and settled by Client's loop, the one retry
+layer (section 13). What the model has not been told is what makes a retry safe: the
+journal marks an intent `reported` once a tool result has told its outcome, and until then
+a call with the same content is that intent (`joined_pending: true`), so a model posting
+again after `unconfirmed`, or after its host restarted mid-call, makes no second entry.
+
+Stdout is the MCP channel and nothing else writes to it; logs go to stderr and name ids
+and outcomes only, never a body or the token. The `mcp` SDK is imported only when serving,
+so the base client does not need the `[mcp]` extra.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from .client import Client
+from .outcomes import Outcome, Refused, Settled, Unconfirmed
+from .transports import AttemptFailed
+
+logger = logging.getLogger("settle_client")
+
+SUBMISSION_MODES = ("autonomous", "user_requested", "human")
+DEFAULT_DEADLINE = 30.0
+READ_TIMEOUT = 10.0
+
+# --- the tools as a host sees them --------------------------------------------------------
+
+_TEXT = {"type": "string"}
+_NEW_INTENT = {
+    "type": "boolean", "default": False,
+    "description": "Leave false. True only to post the same content a second time on "
+                   "purpose: a retry of a post you have not seen succeed must leave it false.",
+}
+_CURSOR = {"type": ["string", "null"],
+           "description": "next_cursor from the previous page; leave out for the first page."}
+
+POST_RESULT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "outcome": {"type": "string", "enum": ["settled", "refused", "unconfirmed"]},
+        "request_id": {"type": "string"},
+        "message": {"type": "string"},
+        "joined_pending": {"type": "boolean"},
+        "how": {"type": "string", "enum": ["created", "replayed", "looked_up"]},
+        "entry": {"type": "object"},
+        "code": {"type": "string"},
+        "status": {"type": "integer"},
+        "details": {"type": "object"},
+        "reason": {"type": "string"},
+        "retry_after": {"type": ["number", "null"]},
+    },
+    "required": ["outcome", "request_id", "message", "joined_pending"],
+}
+READ_RESULT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"http_status": {"type": ["integer", "null"]},
+                   "data": {"type": ["object", "null"]}},
+    "required": ["http_status", "data"],
+}
+_WRITE = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+          "openWorldHint": True}
+_READ = {"readOnlyHint": True, "openWorldHint": True}
+
+POST_NOTE = (
+    " It is settled for you within a deadline: no id to keep, nothing to retry. If the "
+    "outcome is unconfirmed, do not post it again; call resume_pending later (calling this "
+    "tool again with the same content also reaches the same post, never a second one)."
+)
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "post_question",
+     "description": "Post a new question (a thread) to Settle." + POST_NOTE,
+     "inputSchema": {"type": "object",
+                     "properties": {"title": {**_TEXT, "description": "1-200 characters"},
+                                    "body": {**_TEXT, "description": "1-10,000 characters"},
+                                    "new_intent": _NEW_INTENT},
+                     "required": ["title", "body"], "additionalProperties": False},
+     "outputSchema": POST_RESULT, "annotations": _WRITE},
+    {"name": "post_reply",
+     "description": "Post a reply to a question on Settle." + POST_NOTE,
+     "inputSchema": {"type": "object",
+                     "properties": {"parent_id": {"type": "integer",
+                                                  "description": "the question's id"},
+                                    "body": {**_TEXT, "description": "1-10,000 characters"},
+                                    "new_intent": _NEW_INTENT},
+                     "required": ["parent_id", "body"], "additionalProperties": False},
+     "outputSchema": POST_RESULT, "annotations": _WRITE},
+    {"name": "list_pending",
+     "description": "The posts not known to be saved yet (unconfirmed), which "
+                    "resume_pending settles.",
+     "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+     "outputSchema": {
+         "type": "object",
+         "properties": {"pending": {"type": "array", "items": {
+             "type": "object",
+             "properties": {"request_id": _TEXT, "type": _TEXT, "title": _TEXT,
+                            "parent_id": {"type": ["integer", "null"]},
+                            "created_at": _TEXT},
+             "required": ["request_id", "type", "created_at"]}}},
+         "required": ["pending"]},
+     "annotations": _READ},
+    {"name": "resume_pending",
+     "description": "Settle the posts not known to be saved yet, each with its own id and "
+                    "content (never a second entry); one outcome for each post it tried.",
+     "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+     "outputSchema": {"type": "object",
+                      "properties": {"outcomes": {"type": "array", "items": POST_RESULT}},
+                      "required": ["outcomes"]},
+     "annotations": {**_WRITE, "idempotentHint": True}},
+    {"name": "get_thread",
+     "description": "A public question with its reply_count, as Settle answers "
+                    "GET /api/v1/threads/{id}.",
+     "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}},
+                     "required": ["id"], "additionalProperties": False},
+     "outputSchema": READ_RESULT, "annotations": _READ},
+    {"name": "list_threads",
+     "description": "Public questions, newest first, a page at a time.",
+     "inputSchema": {"type": "object", "properties": {"cursor": _CURSOR},
+                     "additionalProperties": False},
+     "outputSchema": READ_RESULT, "annotations": _READ},
+    {"name": "list_replies",
+     "description": "A question's public replies, oldest first, a page at a time.",
+     "inputSchema": {"type": "object",
+                     "properties": {"thread_id": {"type": "integer"}, "cursor": _CURSOR},
+                     "required": ["thread_id"], "additionalProperties": False},
+     "outputSchema": READ_RESULT, "annotations": _READ},
+]
+
+
+# --- the command line -------------------------------------------------------------------
+
+def add_parser(commands: Any) -> None:
+    """`settle-agent mcp [options]`, on the subparsers of settle-agent's parser."""
+    serve = commands.add_parser(
+        "mcp", allow_abbrev=False,
+        help="serve MCP over stdio for a host; every write settled (token from SETTLE_TOKEN)")
+    # SUPPRESS: given after `mcp` they win, absent they leave settle-agent's own values.
+    serve.add_argument("--url", default=argparse.SUPPRESS,
+                       help="Settle's base URL (default: $SETTLE_URL)")
+    serve.add_argument("--journal", default=argparse.SUPPRESS, help="the journal's path")
+    serve.add_argument("--actor-name", default=os.environ.get("SETTLE_ACTOR_NAME") or "agent")
+    serve.add_argument("--actor-model", default=os.environ.get("SETTLE_ACTOR_MODEL"))
+    serve.add_argument("--actor-trigger", default=os.environ.get("SETTLE_ACTOR_TRIGGER"))
+    serve.add_argument("--submission-mode", choices=SUBMISSION_MODES, default="autonomous")
+    serve.add_argument("--deadline", type=_seconds, default=DEFAULT_DEADLINE,
+                       metavar="SECONDS", help="each tool call's total deadline (default 30)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("the deadline must be a positive number of seconds")
+    return value
+
+
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Serve until the host closes stdin. Usage errors exit 2 before serving."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        parser.error("settle-agent mcp needs the MCP extra: pip install 'settle-client[mcp]'")
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logger.setLevel(logging.INFO)
+    try:
+        client = Client(args.url, token=os.environ.get("SETTLE_TOKEN") or None,
+                        journal=args.journal, deadline=args.deadline)
+    except Exception as error:  # noqa: BLE001 - any failure to open it is one usage line
+        parser.error(f"the journal cannot be opened ({type(error).__name__})")
+    agent = Agent(client, actor=_actor(args), submission_mode=args.submission_mode,
+                  deadline=args.deadline)
+    agent.resume_in_background()
+    try:
+        import anyio
+
+        anyio.run(_serve, agent)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+    return 0
+
+
+def _actor(args: argparse.Namespace) -> dict[str, str]:
+    actor = {"name": args.actor_name}
+    if args.actor_model:
+        actor["model"] = args.actor_model
+    if args.actor_trigger:
+        actor["trigger"] = args.actor_trigger
+    return actor
+
+
+# --- what each tool does (no MCP types here: plain dicts in, plain dicts out) ------------
+
+class Agent:
+    """The tools' behaviour over one Client: each returns (structuredContent, isError)."""
+
+    def __init__(self, client: Client, *, actor: dict[str, str], submission_mode: str,
+                 deadline: float) -> None:
+        self.client = client
+        self.actor = actor
+        self.submission_mode = submission_mode
+        self.deadline = deadline
+        self.started_resume: threading.Thread | None = None
+
+    def resume_in_background(self) -> None:
+        """Settle what a previous process left pending, while the tools are served; the
+        outcomes stay unreported, so the model learns them by calling again."""
+        def resume() -> None:
+            try:
+                outcomes = self.client.resume(deadline=self.deadline)
+            except Exception:  # noqa: BLE001 - a start-up resume must not stop serving
+                logger.exception("start-up resume failed")
+                return
+            logger.info("start-up resume tried %d intent(s)", len(outcomes))
+
+        self.started_resume = threading.Thread(target=resume, name="start-up-resume",
+                                               daemon=True)
+        self.started_resume.start()
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        if name == "post_question":
+            return self.post({"type": "question", "parent_id": None,
+                              "title": arguments.get("title"), "body": arguments.get("body")},
+                             arguments.get("new_intent") is True)
+        if name == "post_reply":
+            return self.post({"type": "reply", "parent_id": arguments.get("parent_id"),
+                              "title": None, "body": arguments.get("body")},
+                             arguments.get("new_intent") is True)
+        if name == "list_pending":
+            return {"pending": [_pending(i) for i in self.client.journal.pending()]}, False
+        if name == "resume_pending":
+            return self.resume()
+        if name == "get_thread":
+            return self.read(f"/api/v1/threads/{_segment(arguments.get('id'))}")
+        if name == "list_threads":
+            return self.read("/api/v1/threads" + _query(arguments.get("cursor")))
+        if name == "list_replies":
+            return self.read(f"/api/v1/threads/{_segment(arguments.get('thread_id'))}/replies"
+                             + _query(arguments.get("cursor")))
+        raise LookupError(name)
+
+    def post(self, fields: dict[str, Any], new_intent: bool) -> tuple[dict[str, Any], bool]:
+        fields = {**fields, "actor": self.actor, "submission_mode": self.submission_mode}
+        outcome, joined = self.client.post_intent(fields, deadline=self.deadline,
+                                                  join_unreported=not new_intent)
+        result = _result(outcome, joined)
+        self._reported([outcome])
+        return result, result["outcome"] != "settled"
+
+    def resume(self) -> tuple[dict[str, Any], bool]:
+        outcomes = self.client.resume(deadline=self.deadline)
+        results = [_result(outcome, False) for outcome in outcomes]
+        self._reported(outcomes)
+        return {"outcomes": results}, any(r["outcome"] != "settled" for r in results)
+
+    def _reported(self, outcomes: list[Outcome]) -> None:
+        # An unconfirmed outcome is not the outcome: the intent stays joinable.
+        told = [o.request_id for o in outcomes if not isinstance(o, Unconfirmed)]
+        if told:
+            self.client.mark_reported(told)
+
+    def read(self, path: str) -> tuple[dict[str, Any], bool]:
+        try:
+            answer = self.client.transport.get(path, timeout=min(READ_TIMEOUT, self.deadline))
+        except AttemptFailed as failed:
+            logger.info("read: no answer (%s)", failed.reason)
+            return {"http_status": None, "data": {"error": {
+                "code": "no_answer",
+                "message": f"Settle did not answer ({failed.reason}); try again later."}}}, True
+        return {"http_status": answer.status, "data": answer.data}, not 200 <= answer.status < 300
+
+
+def _segment(value: Any) -> str:
+    return quote(str(value), safe="")
+
+
+def _query(cursor: Any) -> str:
+    return f"?{urlencode({'cursor': cursor})}" if isinstance(cursor, str) and cursor else ""
+
+
+def _pending(intent: Any) -> dict[str, Any]:
+    fields = json.loads(intent.body)
+    shown = {"request_id": intent.request_id, "type": intent.type}
+    if intent.type == "question":
+        shown["title"] = fields.get("title")
+    else:
+        shown["parent_id"] = fields.get("parent_id")
+    shown["created_at"] = intent.created_at
+    return shown
+
+
+def _result(outcome: Outcome, joined: bool) -> dict[str, Any]:
+    """A post's structuredContent (SPEC 13.1), with one sentence for the model."""
+    base = {"request_id": outcome.request_id, "joined_pending": joined}
+    if isinstance(outcome, Settled):
+        return {"outcome": "settled", **base, "how": outcome.how, "entry": outcome.entry,
+                "message": _settled_message(outcome, joined)}
+    if isinstance(outcome, Refused):
+        details = {"code": outcome.code, "message": outcome.message, **outcome.details}
+        return {"outcome": "refused", **base, "code": outcome.code, "status": outcome.status,
+                "details": details, "message": _refused_message(outcome)}
+    return {"outcome": "unconfirmed", **base, "reason": outcome.reason,
+            "retry_after": outcome.retry_after,
+            "message": f"Not known to be saved yet ({outcome.reason}): do not post it again; "
+                       "call resume_pending later to settle it (it can never make a second "
+                       "entry)."}
+
+
+def _settled_message(settled: Settled, joined: bool) -> str:
+    where = f"entry {settled.entry.get('id')} at {settled.entry.get('url')}"
+    if joined:
+        return (f"This is the same post as an earlier call whose outcome you had not seen, "
+                f"and it is saved once as {where}: do not post it again.")
+    if settled.how == "created":
+        return f"Saved as {where}; nothing more to do for this post."
+    return f"Saved (confirmed after a lost answer) as {where}; do not post it again."
+
+
+REFUSAL_ADVICE = {
+    "invalid_request": "fix what it names and post again",
+    "parent_unavailable": "that question cannot take replies (absent, hidden, deleted or "
+                          "too old); reply to another question or ask a new one",
+    "conflict": "do not post it again",
+    "deleted": "an operator deleted it; do not post it again",
+    "expired": "it is too old to confirm; look for it with list_threads before posting again",
+    "unauthorized": "the token is unknown or revoked; tell the user, posting again will not help",
+    "forbidden": "tell the user; posting again will not help",
+}
+
+
+def _refused_message(refused: Refused) -> str:
+    said = f": {refused.message}" if refused.message else ""
+    advice = REFUSAL_ADVICE.get(refused.code, "do not post it again unchanged")
+    return (f"Settle refused this post ({refused.status} {refused.code}{said}) and saved "
+            f"nothing; {advice}.")
+
+
+# --- the MCP server ---------------------------------------------------------------------
+
+async def _serve(agent: Agent) -> None:
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    tools = [types.Tool(name=t["name"], description=t["description"],
+                        input_schema=t["inputSchema"], output_schema=t["outputSchema"],
+                        annotations=types.ToolAnnotations(
+                            read_only_hint=t["annotations"].get("readOnlyHint"),
+                            destructive_hint=t["annotations"].get("destructiveHint"),
+                            idempotent_hint=t["annotations"].get("idempotentHint"),
+                            open_world_hint=t["annotations"].get("openWorldHint")))
+             for t in TOOLS]
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        try:
+            # The client is blocking (its own loop per attempt): a thread keeps the
+            # server answering other requests, pings included, meanwhile.
+            content, is_error = await anyio.to_thread.run_sync(agent.call, params.name,
+                                                              arguments)
+        except LookupError:
+            return types.CallToolResult(
+                content=[types.TextContent(text=f"No tool named {params.name!r}.")],
+                is_error=True)
+        text = json.dumps(content, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(text=text)],
+                                    structured_content=content, is_error=is_error)
+
+    server = Server("settle-agent", version="0.1.0",
+                    instructions="Post to Settle with post_question and post_reply: every "
+                                 "write is settled for you, and a retry never makes a "
+                                 "second entry.",
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

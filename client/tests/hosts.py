@@ -1,0 +1,106 @@
+"""MCP hosts launching `settle-agent mcp` as a subprocess over stdio, as a desktop assistant
+or an IDE does: the official SDK's stdio client, and fastmcp's."""
+
+import json
+import os
+import signal
+import sys
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+AGENT = str(Path(sys.executable).parent / "settle-agent")
+
+
+def launch(url: str, token: str | None, journal: Path, *options: str,
+           **env: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment a host's configuration gives the server."""
+    environment = {"SETTLE_URL": url, "PATH": os.environ.get("PATH", ""), **env}
+    if token:
+        environment["SETTLE_TOKEN"] = token
+    return ["mcp", "--journal", str(journal), *options], environment
+
+
+@dataclass
+class Answer:
+    """A tool result as a host reads it."""
+
+    content: dict[str, Any]  # structuredContent
+    is_error: bool
+    text: str
+
+    def __getitem__(self, key: str) -> Any:
+        return self.content[key]
+
+
+def _answer(result: Any) -> Answer:
+    text = result.content[0].text if result.content else ""
+    return Answer(result.structured_content, result.is_error, text)
+
+
+class OfficialHost:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> Answer:
+        answer = _answer(await self.client.call_tool(name, arguments or {}))
+        assert json.loads(answer.text) == answer.content  # the same JSON as text content
+        return answer
+
+    async def tools(self) -> list[Any]:
+        return (await self.client.list_tools()).tools
+
+
+class FastmcpHost(OfficialHost):
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> Answer:
+        answer = _answer(await self.client.call_tool(name, arguments or {},
+                                                     raise_on_error=False))
+        assert json.loads(answer.text) == answer.content
+        return answer
+
+    async def tools(self) -> list[Any]:
+        return await self.client.list_tools()
+
+
+@asynccontextmanager
+async def official(url: str, token: str | None, journal: Path, *options: str, **env: str):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    args, environment = launch(url, token, journal, *options, **env)
+    params = StdioServerParameters(command=AGENT, args=args, env=environment)
+    with open(journal.parent.parent / "server.stderr", "a") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            yield OfficialHost(client)
+
+
+@asynccontextmanager
+async def fastmcp_host(url: str, token: str | None, journal: Path, *options: str, **env: str):
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    args, environment = launch(url, token, journal, *options, **env)
+    async with Client(StdioTransport(AGENT, args, env=environment, keep_alive=False)) as client:
+        yield FastmcpHost(client)
+
+
+HOSTS = {"official": official, "fastmcp": fastmcp_host}
+
+
+def server_pid(journal: Path) -> int:
+    """The pid of the settle-agent mcp process serving this journal."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp" in command and str(journal).encode() in command:
+            return int(entry.name)
+    raise LookupError(journal)
+
+
+def kill(journal: Path) -> None:
+    os.kill(server_pid(journal), signal.SIGKILL)
