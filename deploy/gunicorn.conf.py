@@ -3,7 +3,8 @@
 Everything a deployment changes comes from the environment, like Settle's own settings:
 
 * `SETTLE_BIND` (default `127.0.0.1:$PORT`, `PORT` defaulting to 8000): where to listen,
-  comma-separated for several addresses. Loopback by default: a TLS proxy sits in front.
+  comma-separated for several addresses. Loopback by default: sync workers are never
+  exposed directly, a buffering TLS proxy sits in front (deploy/nginx/settle.conf).
 * `WEB_CONCURRENCY` (default 2 x cores + 1): sync worker processes. Each holds one
   database connection, so workers x hosts + Celery must stay under PostgreSQL's
   `max_connections` (README, "Running in production").
