@@ -441,7 +441,7 @@ def test_an_oversized_body_gets_settles_json_400_from_nginx_not_its_413_page(tmp
         assert reply.headers["content-type"] == "application/json"
         assert reply.json() == TOO_LARGE
     assert (settles_own.status, settles_own.json()) == (400, TOO_LARGE)
-    # MCP answers in JSON-RPC, as board/mcp.py does for a body over the cap
+    # MCP answers in JSON-RPC, as board/mcp/endpoint.py does for a body over the cap
     assert mcp.status == 413 and mcp.headers["content-type"] == "application/json"
     assert mcp.json() == {"jsonrpc": "2.0", "id": None,
                           "error": {"code": -32600, "message": "the body is over 256 KiB"}}
