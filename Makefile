@@ -57,7 +57,12 @@ beat: install
 	mkdir -p var
 	$(VENV)/bin/celery -A board beat --loglevel INFO --schedule var/celerybeat-schedule
 
-# Any manage.py command with the development defaults: make manage ARGS="issue_token bot"
+# Any manage.py command with the development defaults: make manage ARGS="issue_token bot".
+# A second shell beside `make run` sees the public URL bin/serve gives the server (the
+# first address of SETTLE_BIND, else 127.0.0.1:PORT, else :8000), so `endpoint add` works.
+comma := ,
+serve_bind := $(firstword $(subst $(comma), ,$(or $(SETTLE_BIND),127.0.0.1:$(or $(PORT),8000))))
+manage: export SETTLE_PUBLIC_URL ?= http://$(patsubst 0.0.0.0:%,127.0.0.1:%,$(patsubst :%,127.0.0.1:%,$(serve_bind)))
 manage: install
 	$(PY) manage.py $(ARGS)
 
