@@ -44,7 +44,6 @@ install-test: $(VENV)/.installed-test
 
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py ensure_operator
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	bin/serve
 
