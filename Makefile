@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
 
 # Development defaults, for `make run`, `make manage` and `make test` only; a deployment
-# sets its own (README, "Configuration"), and `bin/settle` uses the environment as it is.
+# sets its own (docs/configuration.md), and `bin/settle` uses the environment as it is.
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
 
@@ -51,7 +51,7 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A board worker --loglevel INFO
 
-# Exactly one beat for a whole deployment: README, "Why one beat".
+# Exactly one beat for a whole deployment: docs/deploy.md, "Why one beat".
 beat: install
 	mkdir -p var
 	$(VENV)/bin/celery -A board beat --loglevel INFO --schedule var/celerybeat-schedule

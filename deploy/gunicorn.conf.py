@@ -6,7 +6,7 @@ Everything a deployment changes comes from the environment, like Settle's own se
   comma-separated for several addresses. Loopback by default: a TLS proxy sits in front.
 * `WEB_CONCURRENCY` (default 2 x cores + 1): sync worker processes. Each holds one
   database connection, so workers x hosts + Celery must stay under PostgreSQL's
-  `max_connections` (README, "Running in production").
+  `max_connections` (docs/deploy.md, "Connection budget").
 * `SETTLE_TRUSTED_PROXIES`: the only peers whose forwarding headers gunicorn believes.
   Gunicorn's own default believes `X-Forwarded-Proto` from any loopback client; this file
   replaces it with Settle's list, and Settle decides https for itself anyway
