@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
 
 # Development defaults, for `make run`, `make manage` and `make test` only; a deployment
-# sets its own (README, "Configuration"), and `bin/settle` uses the environment as it is.
+# sets its own (docs/configuration.md), and `bin/settle` uses the environment as it is.
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
 
@@ -44,7 +44,6 @@ install-test: $(VENV)/.installed-test
 
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py ensure_operator
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	bin/serve
 
@@ -52,12 +51,17 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A board worker --loglevel INFO
 
-# Exactly one beat for a whole deployment: README, "Why one beat".
+# Exactly one beat for a whole deployment: docs/deploy.md, "Why one beat".
 beat: install
 	mkdir -p var
 	$(VENV)/bin/celery -A board beat --loglevel INFO --schedule var/celerybeat-schedule
 
-# Any manage.py command with the development defaults: make manage ARGS="issue_token bot"
+# Any manage.py command with the development defaults: make manage ARGS="issue_token bot".
+# A second shell beside `make run` sees the public URL bin/serve gives the server (the
+# first address of SETTLE_BIND, else 127.0.0.1:PORT, else :8000), so `endpoint add` works.
+comma := ,
+serve_bind := $(firstword $(subst $(comma), ,$(or $(SETTLE_BIND),127.0.0.1:$(or $(PORT),8000))))
+manage: export SETTLE_PUBLIC_URL ?= http://$(patsubst 0.0.0.0:%,127.0.0.1:%,$(patsubst :%,127.0.0.1:%,$(serve_bind)))
 manage: install
 	$(PY) manage.py $(ARGS)
 

@@ -172,7 +172,7 @@ else:
     # Prepared statements: with server-side binding psycopg prepares a statement on its
     # fifth run on a connection, so PostgreSQL stops parsing and planning the write
     # path's statements on every post (measured: its CPU per new post fell by about
-    # 40%; README, "The write path"). Off for a pooler in transaction mode that cannot
+    # 40%; docs/write-path.md, "The write path"). Off for a pooler in transaction mode that cannot
     # keep them (PgBouncer before 1.21, or without max_prepared_statements).
     if env_bool("SETTLE_DB_PREPARED_STATEMENTS", True):
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
@@ -441,7 +441,7 @@ if SETTLE_PUBLIC_URL.startswith("https://"):
     if _public_origin not in CSRF_TRUSTED_ORIGINS:
         CSRF_TRUSTED_ORIGINS.append(_public_origin)
 SESSION_COOKIE_HTTPONLY = True
-# The operator's decisions, not Settle's (README, "https and proxies"): HSTS for every
+# The operator's decisions, not Settle's (docs/deploy.md, "https and proxies"): HSTS for every
 # subdomain (W005) and the browsers' preload list (W021) bind other sites of the domain;
 # redirecting plain http (W008) is the TLS proxy's job, before a request reaches Settle.
 SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W008", "security.W021"]

@@ -7,7 +7,7 @@ Everything a deployment changes comes from the environment, like Settle's own se
   exposed directly, a buffering TLS proxy sits in front (deploy/nginx/settle.conf).
 * `WEB_CONCURRENCY` (default 2 x cores + 1): sync worker processes. Each holds one
   database connection, so workers x hosts + Celery must stay under PostgreSQL's
-  `max_connections` (README, "Running in production").
+  `max_connections` (docs/deploy.md, "Connection budget").
 * `SETTLE_TRUSTED_PROXIES`: the only peers whose forwarding headers gunicorn believes.
   Gunicorn's own default believes `X-Forwarded-Proto` from any loopback client; this file
   replaces it with Settle's list, and Settle decides https for itself anyway

@@ -30,7 +30,7 @@ ceiling measured just before the ping).
 
 On PostgreSQL every case runs a second time through PgBouncer (the shipped
 deploy/pgbouncer/pgbouncer.ini, transaction mode, started on a port of its own, with
-SETTLE_DB_PREPARED_STATEMENTS=false as the README says for Debian's 1.18), Settle and the
+SETTLE_DB_PREPARED_STATEMENTS=false as docs/pgbouncer.md says for Debian's 1.18), Settle and the
 peer alike; BENCH_PGBOUNCER=0 leaves it out. The run ends with a table of the ratios
 against issue 18's targets, one column per database path.
 """
@@ -551,8 +551,8 @@ def run_leg(env: dict, leg: str) -> dict:
 
 PGBOUNCER = Path(os.environ.get("BENCH_PGBOUNCER_BIN", "/usr/sbin/pgbouncer"))
 # BENCH_PGBOUNCER_PREPARED=1: a PgBouncer of 1.21 or later (BENCH_PGBOUNCER_BIN) keeping
-# prepared statements (`max_prepared_statements`), with Settle's left on, as README
-# "Behind PgBouncer" says for such a PgBouncer. Debian 12's 1.18 cannot.
+# prepared statements (`max_prepared_statements`), with Settle's left on, as docs/pgbouncer.md
+# "What to set" says for such a PgBouncer. Debian 12's 1.18 cannot.
 PGBOUNCER_PREPARED = os.environ.get("BENCH_PGBOUNCER_PREPARED", "0") == "1"
 
 
@@ -560,7 +560,7 @@ PGBOUNCER_PREPARED = os.environ.get("BENCH_PGBOUNCER_PREPARED", "0") == "1"
 def through_pgbouncer(env: dict) -> Iterator[dict]:
     """The shipped deploy/pgbouncer/pgbouncer.ini (transaction mode) in front of the
     database DATABASE_URL names, on a port of its own; yields the environment that
-    reaches the database through it, as README "Behind PgBouncer" says to set it."""
+    reaches the database through it, as docs/pgbouncer.md "What to set" says to set it."""
     url = urlsplit(env["DATABASE_URL"])
     folder = Path(tempfile.mkdtemp(prefix="settle-bench-pgbouncer-"))
     port = free_port()

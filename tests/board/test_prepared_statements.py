@@ -1,6 +1,6 @@
 """On PostgreSQL the write path's statements are prepared once per connection, so the
 server stops parsing and planning them on every post; SETTLE_DB_PREPARED_STATEMENTS=false
-turns that off for a pooler that cannot keep them (README, "The write path")."""
+turns that off for a pooler that cannot keep them (docs/write-path.md, "The write path")."""
 
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""What deploy/ holds is started here, as an operator starts it (SPEC 12, README
+"""What deploy/ holds is started here, as an operator starts it (SPEC 12, docs/deploy.md,
 "Deploying"): the Procfile under honcho on one host, and the systemd units' commands."""
 
 import os

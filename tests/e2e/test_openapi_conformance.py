@@ -4,8 +4,8 @@ gunicorn on the test database, and fails on any failure but the ones
 tests/e2e/schemathesis_hooks.py explains.
 
 The number of examples is bounded so the run takes well under a minute; the seed is
-fixed so a failure can be replayed. For a longer hunt, run schemathesis by hand (the
-README's "Checking the API against its document") or set SETTLE_SCHEMATHESIS_EXAMPLES.
+fixed so a failure can be replayed. For a longer hunt, run schemathesis by hand (docs/http-api.md,
+"The OpenAPI document") or set SETTLE_SCHEMATHESIS_EXAMPLES.
 """
 
 import json

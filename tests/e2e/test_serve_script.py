@@ -1,6 +1,8 @@
-"""bin/serve (what `make run` starts) says where it serves, once it does (issue 19)."""
+"""bin/serve (what `make run` starts) says where it serves, once it does (issue 19), and
+says the operator's login again once the worker is ready, last (issue 32, slip 2)."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -8,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from tests.celery_worker import test_database_url
 from tests.e2e.conftest import free_port
@@ -55,6 +58,25 @@ def test_it_sets_the_public_url_to_where_it_serves_when_none_is_set(tmp_path):
         assert f"SETTLE_PUBLIC_URL=http://127.0.0.1:{port}".encode() in environ
     finally:
         stop(process)
+
+
+def test_it_says_a_new_operators_password_again_once_the_worker_is_ready(tmp_path):
+    port = free_port()
+    process, out = serve(tmp_path, SETTLE_BIND=f"127.0.0.1:{port}")
+    try:
+        said = wait_until(lambda: "Console: " in out.read_text(), seconds=90)
+    finally:
+        stop(process)
+
+    assert said, out.read_text()[-3000:]
+    lines = out.read_text().splitlines()
+    created = [n for n, line in enumerate(lines) if "Operator created." in line]
+    ready = next(n for n, line in enumerate(lines) if '"celery@' in line and ' ready."' in line)
+    assert len(created) == 2 and created[0] < ready < created[1]
+    assert lines[created[1]].startswith(f"Console: http://127.0.0.1:{port}/console/login/ ")
+    password = re.search(r"with password (\S+) ", lines[created[0]])[1]
+    assert f"with password {password} " in lines[created[1]]
+    assert get_user_model().objects.get(username="operator").check_password(password)
 
 
 def test_it_says_the_port_is_taken_instead_of_where_it_serves(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import new_request_id, question
 from tests.moderation.conftest import logged_in
+from tests.moderation.two_factor_helpers import code_for
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +81,23 @@ def test_an_anonymous_request_is_headed_with_its_scope_once(administrator, clien
 
     assert "In the anonymous scope" in page
     assert "anonymous anonymous" not in page
+
+
+def test_the_login_page_names_the_commands_the_readme_names(client):
+    page = client.get("/console/login/").content.decode()
+
+    assert "<code>bin/settle createsuperuser</code>" in page
+    assert "<code>make manage ARGS=createsuperuser</code>" in page
+    assert "<code>manage.py" not in page
+
+
+def test_the_enrolled_two_factor_page_names_the_commands_the_readme_names(operator):
+    console = logged_in(operator)
+    secret = console.get("/console/2fa/").context["secret"]
+    assert console.post("/console/2fa/", {"code": code_for(secret)}).status_code == 200
+
+    page = console.get("/console/2fa/").content.decode()
+
+    assert f"<code>bin/settle reset_2fa {operator.username}</code>" in page
+    assert f"<code>make manage ARGS=\"reset_2fa {operator.username}\"</code>" in page
+    assert "<code>manage.py" not in page

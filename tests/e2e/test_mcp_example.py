@@ -1,8 +1,8 @@
-"""The README's MCP example, run as written against a live server: with a token, without
-one, and with a wrong one (whose refusal must show as the README says)."""
+"""examples/mcp_example.py, the README's MCP example, run as written against a live server:
+with a token, without one, with a wrong one (whose refusal must show as the README says),
+and with no server there (one line, not the SDK's nested ExceptionGroup)."""
 
 import os
-import re
 import subprocess
 import sys
 
@@ -10,33 +10,36 @@ import pytest
 
 from board import services as board
 from board.models import Entry
+from tests.e2e.conftest import free_port
 from tests.e2e.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def readme_example() -> str:
+EXAMPLE = ROOT / "examples" / "mcp_example.py"
+
+
+def test_the_readme_links_the_example_and_says_how_to_aim_it_before_running_it():
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("### A complete example with the official Python SDK", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S)[1]
+
+    assert "examples/mcp_example.py" in readme
+    assert readme.index("SETTLE_MCP_URL") < readme.index(".venv/bin/python examples/mcp_example.py")
 
 
-def run_example(tmp_path, base: str, token: str | None) -> subprocess.CompletedProcess:
-    script = tmp_path / "settle_example.py"
-    script.write_text(readme_example())
+def run_example(base: str, token: str | None) -> subprocess.CompletedProcess:
     env = {**os.environ, "SETTLE_MCP_URL": f"{base}/mcp"}
     env.pop("SETTLE_TOKEN", None)
     if token:
         env["SETTLE_TOKEN"] = token
-    return subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+    return subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True,
                           text=True, timeout=60)
 
 
 @pytest.mark.parametrize("with_token", [True, False], ids=["token", "anonymous"])
-def test_it_lists_posts_replays_and_looks_up(gunicorn, tmp_path, with_token):
+def test_it_lists_posts_replays_and_looks_up(gunicorn, with_token):
     token = board.token_issue(name="readme-agent")[1] if with_token else None
 
-    result = run_example(tmp_path, gunicorn, token)
+    result = run_example(gunicorn, token)
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -50,11 +53,23 @@ def test_it_lists_posts_replays_and_looks_up(gunicorn, tmp_path, with_token):
     assert (entry.principal is not None) is with_token
 
 
-def test_it_says_a_wrong_token_is_refused(gunicorn, tmp_path):
-    result = run_example(tmp_path, gunicorn, "settle_not-a-real-token")
+def test_it_says_a_wrong_token_is_refused(gunicorn):
+    result = run_example(gunicorn, "settle_not-a-real-token")
 
     assert result.returncode == 1
     assert result.stderr.strip() == (
         "refused: the bearer token is unknown or revoked (JSON-RPC error -32600)"
     )
     assert Entry.objects.count() == 0
+
+
+def test_it_says_in_one_line_that_no_server_answers():
+    base = f"http://127.0.0.1:{free_port()}"
+
+    result = run_example(base, None)
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"no answer from {base}/mcp (ConnectError): is Settle running there? "
+        "SETTLE_MCP_URL names another server"
+    )

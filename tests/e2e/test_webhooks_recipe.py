@@ -1,0 +1,72 @@
+"""docs/deliveries.md's "Try webhooks locally", run as written from a second shell: the
+`make manage` lines (no SETTLE_PUBLIC_URL of their own), the example receiver, a post,
+and the delivery it makes (issue 32, slip 1)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.celery_worker import ROOT, test_database_url
+from tests.conftest import question
+from tests.e2e.conftest import free_port
+from tests.e2e.processes import stop, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DOC = ROOT / "docs" / "deliveries.md"
+
+
+def recipe_command() -> str:
+    """The `make manage ARGS="endpoint add ..."` block, joined as a shell joins it."""
+    section = DOC.read_text().split("## Try webhooks locally", 1)[1]
+    block = re.search(r"\n\n((?:    .*\n)+)", section)[1]
+    return re.sub(r"\\\n\s*", "", block).strip()
+
+
+def second_shell(port: int) -> dict[str, str]:
+    """A shell of the same user beside `make run`: nothing Settle-specific exported."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("SETTLE_") and name not in ("PORT", "DEBUG", "SECRET_KEY")}
+    env.update(VENV=str(Path(sys.executable).parent.parent), DATABASE_URL=test_database_url())
+    return env
+
+
+def make_manage(command: str, port: int) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", command], cwd=ROOT, env=second_shell(port),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_recipe_adds_an_endpoint_and_delivers_to_the_example_receiver(client, tmp_path):
+    port = free_port()
+    command = recipe_command().replace("127.0.0.1:9000", f"127.0.0.1:{port}")
+    assert command.startswith('make manage ARGS="endpoint add local')
+
+    added = make_manage(command, port)
+
+    assert added.returncode == 0, added.stderr
+    secret = added.stdout.strip().splitlines()[-1]
+    assert secret.startswith("whsec_")
+    log = tmp_path / "receiver.log"
+    receiver = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "webhook_receiver.py"), secret, str(port)],
+        stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        assert wait_until(lambda: "receiving on" in log.read_text(), seconds=30), log.read_text()
+        posted = client.post("/api/v1/entries", question(), content_type="application/json")
+        assert posted.status_code == 201
+
+        sent = make_manage('make manage ARGS="deliveries run"', port)
+        listed = make_manage('make manage ARGS="deliveries list"', port)
+
+        assert sent.returncode == 0, sent.stderr
+        assert wait_until(lambda: "entry.created" in log.read_text(), seconds=30)
+        assert listed.returncode == 0, listed.stderr
+        assert "succeeded" in listed.stdout
+        assert f"http://127.0.0.1:8000/threads/{posted.json()['id']}" in log.read_text()
+    finally:
+        stop(receiver)
