@@ -29,8 +29,8 @@ _END = "fQ"  # a group "}"
 _DIGIT_GROUP = f"{_DIGIT_PAIR}{_SECOND_DIGIT}{_THIRD_DIGIT}"  # three digits
 _SHORT_END = f"{_END}|{_ONE_DIGIT_AND_END}"  # none or one digit, then "}"
 # At most 19 digits, as many as an id (a bigint) has: 100 and up is a first group of
-# three digits, up to four more groups and an end of up to two digits (5 to 17 digits
-# with the first group), or five more groups and an end of up to one (18 or 19).
+# three digits, then up to four more groups and an end of up to two digits (3 to 17
+# digits in all), or five more groups and an end of up to one (18 or 19).
 _CURSOR_TEXT = (
     "eyJhZnRlciI6(?:"
     "MH0"  # 0
