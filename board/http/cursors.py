@@ -26,19 +26,27 @@ _LAST_DIGIT_AND_END = "[BFJNRVZdhl]9"  # a group "DD}" after its first digit's p
 _ONE_DIGIT_AND_END = "(?:[MN][HXn3]|O[HX])0"  # a group "D}"
 _NONZERO_DIGIT_AND_END = "(?:M[Xn3]|N[HXn3]|O[HX])0"  # a group "D}", D not 0
 _END = "fQ"  # a group "}"
+_DIGIT_GROUP = f"{_DIGIT_PAIR}{_SECOND_DIGIT}{_THIRD_DIGIT}"  # three digits
+_SHORT_END = f"{_END}|{_ONE_DIGIT_AND_END}"  # none or one digit, then "}"
+# At most 19 digits, as many as an id (a bigint) has: 100 and up is a first group of
+# three digits, then up to four more groups and an end of up to two digits (3 to 17
+# digits in all), or five more groups and an end of up to one (18 or 19).
 _CURSOR_TEXT = (
     "eyJhZnRlciI6(?:"
     "MH0"  # 0
     f"|{_NONZERO_DIGIT_AND_END}"  # 1-9
     f"|{_FIRST_DIGIT_PAIR}{_LAST_DIGIT_AND_END}"  # 10-99
     f"|{_FIRST_DIGIT_PAIR}{_SECOND_DIGIT}{_THIRD_DIGIT}"  # 100 and up
-    f"(?:{_DIGIT_PAIR}{_SECOND_DIGIT}{_THIRD_DIGIT})*"
-    f"(?:{_END}|{_ONE_DIGIT_AND_END}|{_DIGIT_PAIR}{_LAST_DIGIT_AND_END})"
+    f"(?:(?:{_DIGIT_GROUP}){{0,4}}(?:{_SHORT_END}|{_DIGIT_PAIR}{_LAST_DIGIT_AND_END})"
+    f"|(?:{_DIGIT_GROUP}){{5}}(?:{_SHORT_END}))"
     ")"
 )
 CURSOR_PATTERN = f"^{_CURSOR_TEXT}$"
 # The lists read an empty `?cursor=` as no cursor: the first page.
 CURSOR_OR_EMPTY_PATTERN = f"^(?:{_CURSOR_TEXT})?$"
+
+# The longest cursor: `{"after":` and 19 digits and `}`, 29 bytes, in base64.
+CURSOR_MAX_LENGTH = 39
 
 _CURSOR = re.compile(CURSOR_PATTERN)
 
@@ -52,8 +60,14 @@ def decode_cursor(cursor: str) -> int:
     # Only the exact text encode_cursor makes. The pattern goes first: base64 decoding
     # skips stray characters and JSON allows spaces, so a looser reading would take
     # cursors the OpenAPI document calls malformed, and a cursor holding a deeply nested
-    # JSON array made json.loads raise RecursionError (a 500).
-    if not isinstance(cursor, str) or not _CURSOR.fullmatch(cursor):
+    # JSON array made json.loads raise RecursionError (a 500). The length goes before the
+    # pattern, so a cursor costs nothing past its bound; the pattern's own bound on digits
+    # keeps int() from a number of thousands of digits (a ValueError past 4,300, a 500).
+    if (
+        not isinstance(cursor, str)
+        or len(cursor) > CURSOR_MAX_LENGTH
+        or not _CURSOR.fullmatch(cursor)
+    ):
         raise BadRequest("the cursor is not one this server made")
     return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["after"]
 

@@ -137,7 +137,9 @@ ENTRY_REQUEST_BODY = {
     "Idempotency-Key header (plain or as a quoted string); both present and different is "
     "400 bad_request. Text is normalized (NFC, line endings made \\n) before it is checked, "
     "stored or compared, and lengths count characters after that; text holding a lone "
-    "surrogate is refused.",
+    "surrogate, or more than 30 combining marks (non-starters) in a row once decomposed "
+    "(Unicode's Stream-Safe Text Format, UAX #15), is refused as 422 invalid_request "
+    "naming the field.",
     "content": {
         "application/json": {
             "schema": {

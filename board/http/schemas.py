@@ -15,7 +15,8 @@ from typing import NamedTuple, TypeVar
 from django.conf import settings
 
 from board.exceptions import BadRequest, InvalidRequest
-from board.http.cursors import CURSOR_OR_EMPTY_PATTERN, bookmark_cursor
+from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN, bookmark_cursor
+from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
 from board.models import Entry
 from receipts.models import Receipt
 
@@ -39,6 +40,10 @@ class Text(NamedTuple):
 
 
 BODY, TITLE = Text(10_000), Text(200)
+STREAM_UNSAFE = (
+    f"must not hold more than {MAX_NON_STARTERS} combining marks (non-starters) in a row: "
+    "Unicode's Stream-Safe Text Format"
+)
 # The actor's fields, in the order their problems are listed: (name, rule).
 ACTOR_TEXTS = (
     ("name", Text(80, blank_ok=True)),
@@ -213,7 +218,8 @@ def _read(
 ) -> str | None:
     """`value` read by its rule, a set of choices or a Text: the value (text normalized:
     Unicode NFC, `\\n` line endings, as it is checked, stored and digested), or None with
-    the first problem recorded under `field`."""
+    the first problem recorded under `field`. Every text field of an entry, the actor's
+    included, is read here, so none is normalized before it is bounded."""
     try:
         if isinstance(rule, frozenset):
             if value is None:
@@ -233,6 +239,9 @@ def _read(
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("must not contain a lone surrogate") from None
+        # Before NFC, whose cost grows with the longest run of combining marks (SPEC 11.6).
+        if not is_stream_safe(value):
+            raise ValueError(STREAM_UNSAFE)
         text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
         if rule.required and not text:
             raise ValueError("must not be empty")
@@ -359,6 +368,7 @@ LIMIT_FIELD_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 100, "default"
 CURSOR_FIELD_SCHEMA = {
     "type": "string",
     "pattern": CURSOR_OR_EMPTY_PATTERN,
+    "maxLength": CURSOR_MAX_LENGTH,
     "description": "next_cursor of the previous page (opaque: use it as given); empty or "
     "absent for the first page.",
 }

@@ -149,10 +149,21 @@ def _rpc_error(
     return _json({"jsonrpc": "2.0", "id": rpc_id, "error": error}, status=status, headers=headers)
 
 
+def _declared_length(request: HttpRequest) -> int | None:
+    """The `Content-Length` as a number, or None when it is absent or not ASCII digits.
+    str.isdigit() also takes "²" (which int() refuses) and other scripts' digits; a
+    number of thousands of digits is past int()'s limit: any length of more than 18
+    digits is read as 10**18, far past every body Settle reads."""
+    length = request.headers.get("Content-Length", "")
+    if not (length.isascii() and length.isdigit()):
+        return None
+    return int(length) if len(length) <= 18 else 10**18
+
+
 def _is_post_entry_call(request: HttpRequest) -> bool:
     """Whether a body (not yet checked) asks for the `post_entry` tool."""
-    length = request.headers.get("Content-Length", "")
-    if not length.isdigit() or int(length) > settings.SETTLE_MAX_BODY_BYTES:
+    length = _declared_length(request)
+    if length is None or length > settings.SETTLE_MAX_BODY_BYTES:
         return False
     try:
         message = json.loads(request.body)
@@ -225,8 +236,8 @@ def _serve_message(request: HttpRequest) -> HttpResponse:
         return _rpc_error(None, INVALID_REQUEST, "the body must be application/json", status=415)
     if not _accepts_json(request.headers.get("Accept")):
         return _rpc_error(None, INVALID_REQUEST, "Accept must allow application/json", status=406)
-    length = request.headers.get("Content-Length", "")
-    if length.isdigit() and int(length) > settings.SETTLE_MAX_BODY_BYTES:
+    length = _declared_length(request)
+    if length is not None and length > settings.SETTLE_MAX_BODY_BYTES:
         return _too_large()
     try:
         raw = request.body

@@ -135,7 +135,12 @@ def entry_overrides() -> dict[str, int]:
 
 # --- Parsing and changing ------------------------------------------------------------------
 
-_DURATION = re.compile(r"^\s*(\d{1,12})\s*([smhd]?)\s*$")
+# ASCII digits only, as hold ids: `\d` also reads other scripts' digits ("١٢h"). Matched
+# whole against the stripped text, so no two runs of white space compete for the same
+# characters (that backtracking took seconds on a long line of spaces).
+_DURATION = re.compile(r"([0-9]{1,12})\s*([smhd]?)", re.ASCII)
+# How much of a refused value a refusal repeats: it stays one short line.
+_SHOWN = 40
 _UNIT = {"": 1, "s": 1, "m": 60, "h": _HOUR, "d": _DAY}
 
 
@@ -148,10 +153,11 @@ def policy_check(policy: str) -> str:
 def duration_parse(policy: str, text: str) -> int:
     """Seconds of `text` (`90s`, `7d`, whole seconds), within the policy's bounds."""
     policy_check(policy)
-    match = _DURATION.match(text or "")
+    match = _DURATION.fullmatch((text or "").strip())
     if not match:
+        shown = text if len(text or "") <= _SHOWN else text[:_SHOWN] + "…"
         raise PolicyRefused(
-            f"{policy}: {text!r} is not a duration (whole seconds, or a number with s, m, h, d)"
+            f"{policy}: {shown!r} is not a duration (whole seconds, or a number with s, m, h, d)"
         )
     seconds = int(match[1]) * _UNIT[match[2]]
     low, high = BOUNDS[policy]

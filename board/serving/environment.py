@@ -11,7 +11,9 @@ from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 
-_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+# ASCII digits only (`\d` also reads other scripts' digits: "١٢h"), and at most 18 of
+# them, so int() never reads a number of thousands of digits (past 4,300 a ValueError).
+_DURATION = re.compile(r"([0-9]{1,18})([smhd]?)")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -47,7 +49,8 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
 
 
 def parse_duration(raw: str) -> timedelta | None:
-    match = _DURATION.match(raw.strip())
+    """Whole seconds or a number with s, m, h or d; None for anything else."""
+    match = _DURATION.fullmatch(raw.strip())
     if not match:
         return None
     try:

@@ -20,6 +20,13 @@ def test_it_reads_durations(raw, seconds):
     assert parse_duration(raw) == timedelta(seconds=seconds)
 
 
+@pytest.mark.parametrize(
+    "raw", ["\u0661\u0662h", "\uff13\uff10d", "\u00b2", "1" * 5000, "12 h", "1.5h", "30d\n1"]
+)
+def test_it_reads_no_other_duration(raw):
+    assert parse_duration(raw) is None
+
+
 def start_with(**env) -> subprocess.CompletedProcess:
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "board.settings", **env}
     return subprocess.run(CHECK, env=environment, capture_output=True, text=True, timeout=60)
@@ -48,3 +55,25 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
 
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("SETTLE_ENTRY_RETENTION", "\u0661\u0662h"),
+        ("SETTLE_CONSOLE_SESSION_IDLE", "\u0668h"),
+        ("SETTLE_DELIVERY_SCHEDULE", "0,\u0665s,5m"),
+        ("SETTLE_ATTEMPT_RETENTION", "7" * 100_000),
+    ],
+)
+def test_a_bad_duration_stops_start_up_in_one_line_naming_the_variable(name, value):
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "board.settings", name: value}
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], env=environment, capture_output=True,
+        text=True, timeout=60,
+    )
+
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"settle: {name} must be"), lines[:3]

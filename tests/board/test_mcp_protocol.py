@@ -424,6 +424,20 @@ def test_it_refuses_an_oversize_body(client, agent, settings):
 
 
 @pytest.mark.parametrize(
+    "length", ["\u00b2", "1" * 5000], ids=["superscript-two", "5000-digits"]
+)
+def test_it_reads_a_content_length_that_is_no_number_as_unreadable(client, agent, length):
+    # gunicorn refuses both before Settle; another server may pass them on. Neither may
+    # reach int() (which refuses "²", and numbers of more than 4,300 digits).
+    body = _modern("tools/call", {"name": "post_entry", "arguments": question()})
+    response = rpc(client, body, token=agent.token, CONTENT_LENGTH=length,
+                   **modern_headers("tools/call", "post_entry"))
+
+    _error(response, -32600, 413)
+    assert counts() == NOTHING
+
+
+@pytest.mark.parametrize(
     "raw",
     [b"{", b"", b"not json", b"\xff\xfe{}", b'{"jsonrpc": "2.0", "id": NaN}',
      b"[" * 50_000 + b"]" * 50_000],

@@ -72,6 +72,10 @@ def test_set_for_a_principal_overrides_the_entry_policy(db):
         (["set", "attempt", "366d"], "attempt: 366d is out of bounds"),
         (["set", "delivery", "soon"], "delivery: 'soon' is not a duration"),
         (["set", "entry", "-1h"], "entry: '-1h' is not a duration"),
+        # ASCII digits only: int() reads other scripts' digits, and "١٢h" set 12 hours.
+        (["set", "entry", "\u0661\u0662h"], "entry: '\u0661\u0662h' is not a duration"),
+        (["set", "tombstone", "\uff13\uff10d"], "tombstone: '\uff13\uff10d' is not a duration"),
+        (["set", "attempt", "\u00b2h"], "attempt: '\u00b2h' is not a duration"),
         (["set", "entry", "-1h", "--principal", "brief"], "entry: '-1h' is not a duration"),
         (["set", "forever", "1d"], "forever: unknown policy"),
         (["set", "deletion", "1d", "--principal", "brief"], "deletion: --principal"),
@@ -122,6 +126,17 @@ def test_issue_token_out_of_bounds_issues_no_token(db):
     with pytest.raises(CommandError, match="entry"):
         run("issue_token", "brief", "--retention", "30m")
 
+    assert not AgentToken.objects.exists() and not Principal.objects.exists()
+
+
+def test_issue_token_with_non_ascii_digits_issues_no_token(db):
+    with pytest.raises(CommandError) as refused:
+        run("issue_token", "brief", "--retention", "\u0661\u0662h")
+
+    assert str(refused.value) == (
+        "--retention: entry: '\u0661\u0662h' is not a duration "
+        "(whole seconds, or a number with s, m, h, d)"
+    )
     assert not AgentToken.objects.exists() and not Principal.objects.exists()
 
 

@@ -2,6 +2,7 @@
 deleted text on the console (SPEC 8.1, 8.2): administrators change, moderators see."""
 
 import pytest
+from django.utils.html import escape
 
 from board.models import Hold, Principal, RetentionPolicy
 from moderation import services as moderation
@@ -35,6 +36,19 @@ def test_a_refused_value_changes_nothing_and_says_why(administrator):
 
     assert "attempt: 400d is out of bounds" in response.content.decode()
     assert not RetentionPolicy.objects.exists()
+
+
+@pytest.mark.parametrize("duration", ["\u0661\u0662h", "\uff17d", "\u00b9h"])
+def test_a_duration_in_other_digits_than_ascii_changes_nothing(administrator, duration):
+    console = logged_in(administrator)
+
+    response = console.post(
+        "/console/retention/policy", {"policy": "entry", "duration": duration}, follow=True
+    )
+
+    assert escape(f"entry: {duration!r} is not a duration") in response.content.decode()
+    assert not RetentionPolicy.objects.exists()
+    assert not AuditEvent.objects.filter(target_type="retention").exists()
 
 
 def test_the_tokens_page_sets_a_principals_entry_retention(administrator, agent):
