@@ -23,12 +23,7 @@ from board.exceptions import (
     NotFound,
     error_answer,
 )
-from board.http.schemas import (
-    entry_object,
-    parse_request_id,
-    public_entry_object,
-    timestamp,
-)
+from board.http.schemas import entry_object, parse_request_id, public_entry_object, timestamp
 from board.posting.callers import Caller, caller_authenticate, client_address
 from board.serving import metrics
 from receipts.exceptions import OutcomeUnavailable, ReceiptError

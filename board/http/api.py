@@ -28,8 +28,7 @@ from board.http.answers import (
     thread_answer,
     thread_list_answer,
 )
-from board.http.openapi import DocumentedAPI
-from board.http.schemas import (
+from board.http.json_schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
@@ -39,6 +38,7 @@ from board.http.schemas import (
     openapi_responses,
     page_schema,
 )
+from board.http.openapi import DocumentedAPI
 from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ninja import NinjaAPI
 
-from board.http.schemas import (
+from board.http.json_schemas import (
     CURSOR_FIELD_SCHEMA,
     ENTRY_ID_FIELD_SCHEMA,
     LIMIT_FIELD_SCHEMA,

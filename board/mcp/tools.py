@@ -26,7 +26,7 @@ from board.http.answers import (
     thread_answer,
     thread_list_answer,
 )
-from board.http.schemas import (
+from board.http.json_schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     ERROR_SCHEMA,

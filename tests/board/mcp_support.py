@@ -11,7 +11,7 @@ from django.test import Client as DjangoClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from board.http.schemas import ERROR_SCHEMA
+from board.http.json_schemas import ERROR_SCHEMA
 from board.mcp.endpoint import TOOLS, _output_schema
 
 MODERN = "2026-07-28"

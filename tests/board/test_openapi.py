@@ -14,13 +14,9 @@ from hypothesis import strategies as st
 
 from board.exceptions import BadRequest
 from board.http.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
+from board.http.json_schemas import NOT_BLANK_TEXT_PATTERN, REQUEST_ID_PATTERN, WHITE_SPACE_CLASS
 from board.http.openapi import OPERATIONS
-from board.http.schemas import (
-    NOT_BLANK_TEXT_PATTERN,
-    REQUEST_ID_PATTERN,
-    WHITE_SPACE_CLASS,
-    parse_request_id,
-)
+from board.http.schemas import parse_request_id
 from board.models import Entry
 from tests.conftest import counts, question, reply
 
