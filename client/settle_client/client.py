@@ -157,7 +157,9 @@ class Client:
                 and _echoes(answer.data, request_id)):
             return Settled(request_id, answer.data["result"], True, "looked_up")
         if status in ("deleted", "expired"):
-            return Refused(code=status, status=410, request_id=request_id)
+            return Refused(code=status, status=410, request_id=request_id,
+                           message=f"The lookup of this request_id answered {status}: "
+                                   "nothing (more) will be saved for it.")
         return None
 
     def _wait(self, retry_after: float | None, failures: int, deadline_at: float) -> None:
@@ -199,9 +201,11 @@ def _reason(answer: Answer) -> str:
 
 def _refusal(request_id: str, answer: Answer) -> Refused:
     error = answer.data.get("error") if isinstance(answer.data.get("error"), dict) else {}
-    details = {k: v for k, v in error.items() if k not in ("code", "message")}
+    details = {k: v for k, v in error.items() if k != "code"}
+    message = error.get("message")
     return Refused(code=error.get("code") or f"http_{answer.status}", status=answer.status,
-                   request_id=request_id, details=details, message=error.get("message", ""))
+                   request_id=request_id, details=details,
+                   message=message if isinstance(message, str) else "")
 
 
 def _stored(request_id: str, intent: Intent) -> Settled | Refused:
@@ -210,4 +214,4 @@ def _stored(request_id: str, intent: Intent) -> Settled | Refused:
     if intent.state == "settled":
         return Settled(request_id, stored["entry"], stored["replayed"], stored["how"])
     return Refused(code=stored["code"], status=stored["status"], request_id=request_id,
-                   details=stored.get("details"))
+                   details=stored.get("details"), message=stored.get("message", ""))

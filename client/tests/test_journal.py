@@ -112,3 +112,24 @@ def test_pending_is_per_base_url_and_token_and_anonymous_is_its_own(tmp_path):
     for name, client in scopes.items():
         assert [p.request_id for p in client.pending()] == [made[name]]
     assert Client(nowhere, token="token-b", journal=journal).pending() == []
+
+
+def test_a_journaled_refused_id_is_refused_again_from_the_journal_with_its_message(
+    proxy, token, journal
+):
+    from settle_client import Refused
+
+    def ask(client):
+        return client.post_reply(987654321, f"identity {request_id}", actor={"name": "j"},
+                                 request_id=request_id)
+
+    request_id = new_id()
+    with pytest.raises(Refused) as first:
+        ask(Client(proxy.url, token=token, journal=journal))
+    proxy.reset()
+    with pytest.raises(Refused) as again:
+        ask(Client(proxy.url, token=token, journal=journal))
+
+    assert again.value.as_json() == first.value.as_json()
+    assert first.value.message == first.value.details["message"] != ""
+    assert proxy.seen.requests == 0
