@@ -75,6 +75,8 @@ class Client:
                                     + LEASE_MARGIN)
         if intent.state != "pending":
             outcome = _stored(request_id, intent)
+            logger.info("%s answered from the journal (%s), nothing sent", request_id,
+                        intent.state)
         else:
             outcome = self._settle(intent, owner, started + seconds)
         if isinstance(outcome, Settled):
@@ -209,9 +211,16 @@ def _refusal(request_id: str, answer: Answer) -> Refused:
 
 
 def _stored(request_id: str, intent: Intent) -> Settled | Refused:
-    """The outcome the journal recorded for an intent settled before."""
+    """The outcome the journal recorded for an intent settled before.
+
+    A settled one is a replay whatever settled it first: this call sent nothing and
+    created nothing (SPEC 13), and an agent must not report a second post.
+    """
     stored = intent.outcome or {}
     if intent.state == "settled":
-        return Settled(request_id, stored["entry"], stored["replayed"], stored["how"])
+        entry = stored["entry"]
+        if "replayed" in entry:  # the entry object as a server replay would answer it
+            entry = {**entry, "replayed": True}
+        return Settled(request_id, entry, True, "replayed")
     return Refused(code=stored["code"], status=stored["status"], request_id=request_id,
                    details=stored.get("details"), message=stored.get("message", ""))
