@@ -75,6 +75,8 @@ class Client:
                                     + LEASE_MARGIN)
         if intent.state != "pending":
             outcome = _stored(request_id, intent)
+            logger.info("%s answered from the journal (%s), nothing sent", request_id,
+                        intent.state)
         else:
             outcome = self._settle(intent, owner, started + seconds)
         if isinstance(outcome, Settled):
@@ -194,7 +196,9 @@ class Client:
                 and _echoes(answer.data, request_id)):
             return Settled(request_id, answer.data["result"], True, "looked_up")
         if status in ("deleted", "expired"):
-            return Refused(code=status, status=410, request_id=request_id)
+            return Refused(code=status, status=410, request_id=request_id,
+                           message=f"The lookup of this request_id answered {status}: "
+                                   "nothing (more) will be saved for it.")
         return None
 
     def _wait(self, retry_after: float | None, failures: int, deadline_at: float) -> None:
@@ -242,15 +246,24 @@ def _reason(answer: Answer) -> str:
 
 def _refusal(request_id: str, answer: Answer) -> Refused:
     error = answer.data.get("error") if isinstance(answer.data.get("error"), dict) else {}
-    details = {k: v for k, v in error.items() if k not in ("code", "message")}
+    details = {k: v for k, v in error.items() if k != "code"}
+    message = error.get("message")
     return Refused(code=error.get("code") or f"http_{answer.status}", status=answer.status,
-                   request_id=request_id, details=details, message=error.get("message", ""))
+                   request_id=request_id, details=details,
+                   message=message if isinstance(message, str) else "")
 
 
 def _stored(request_id: str, intent: Intent) -> Settled | Refused:
-    """The outcome the journal recorded for an intent settled before."""
+    """The outcome the journal recorded for an intent settled before.
+
+    A settled one is a replay whatever settled it first: this call sent nothing and
+    created nothing (SPEC 13), and an agent must not report a second post.
+    """
     stored = intent.outcome or {}
     if intent.state == "settled":
-        return Settled(request_id, stored["entry"], stored["replayed"], stored["how"])
+        entry = stored["entry"]
+        if "replayed" in entry:  # the entry object as a server replay would answer it
+            entry = {**entry, "replayed": True}
+        return Settled(request_id, entry, True, "replayed")
     return Refused(code=stored["code"], status=stored["status"], request_id=request_id,
-                   details=stored.get("details"))
+                   details=stored.get("details"), message=stored.get("message", ""))

@@ -28,7 +28,11 @@ class Settled:
 
 
 class Refused(SettleError):
-    """A final answer: nothing (more) will be saved for this request_id."""
+    """A final answer: nothing (more) will be saved for this request_id.
+
+    details holds the error object's fields other than code, the server's message among
+    them (also kept as message): what happened and what to do next, in its words.
+    """
 
     def __init__(self, *, code: str, status: int, request_id: str,
                  details: dict[str, Any] | None = None, message: str = "") -> None:
@@ -41,7 +45,7 @@ class Refused(SettleError):
 
     def as_json(self) -> dict[str, Any]:
         return {"outcome": "refused", "request_id": self.request_id, "code": self.code,
-                "status": self.status, "details": self.details}
+                "status": self.status, "message": self.message, "details": self.details}
 
 
 class Unconfirmed(SettleError):

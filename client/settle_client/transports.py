@@ -4,7 +4,9 @@ Each transport makes exactly one request per call and answers an Answer (the HTT
 the JSON body, the Retry-After in seconds) or raises AttemptFailed naming what ended it.
 """
 
+import functools
 import json
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -12,6 +14,10 @@ from urllib.parse import quote
 
 import anyio  # httpx's own dependency
 import httpx
+
+# SPEC 13: an answer is read up to 8 MiB and within its attempt's timeout; past either it
+# is no usable answer, and the loop goes on within its deadline.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -27,6 +33,14 @@ class AttemptFailed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class AnswerTooLarge(Exception):
+    """An answer longer than MAX_ANSWER_BYTES, announced or read: read no further."""
+
+
+class AnswerEncoded(Exception):
+    """An MCP answer in a Content-Encoding although identity was asked for: not read."""
 
 
 class Transport(Protocol):
@@ -54,7 +68,8 @@ class HttpTransport:
 
     httpx's own timeouts bound each read and write, not the attempt: an answer trickling
     in a byte at a time never trips them. So each attempt runs in an event loop of its
-    own under anyio.fail_after, which cancels it wherever it is when its time is up.
+    own under anyio.fail_after (the loop's monotonic clock), which cancels it wherever it
+    is when its time is up, and the answer is streamed and dropped past MAX_ANSWER_BYTES.
     """
 
     def __init__(self, base_url: str, token: str | None) -> None:
@@ -68,15 +83,24 @@ class HttpTransport:
     def _send(self, method: str, path: str, *, timeout: float,
               content: bytes | None = None) -> Answer:
         try:
-            return _on_a_loop_of_its_own(self._send_async, method, path, timeout, content)
-        except httpx.HTTPError as error:
+            status, headers, received = _on_a_loop_of_its_own(
+                self._send_async, method, path, timeout, content)
+        except (httpx.HTTPError, AnswerTooLarge) as error:
             raise AttemptFailed(type(error).__name__) from None
         except TimeoutError:
             raise AttemptFailed("TimeoutError") from None
+        try:
+            data = json.loads(received)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        return Answer(status, data, _retry_after(headers.get("Retry-After"), data))
 
     async def _send_async(self, method: str, path: str, timeout: float,
-                          content: bytes | None) -> Answer:
-        headers = {**self.headers}
+                          content: bytes | None) -> tuple[int, httpx.Headers, bytes]:
+        # An encoded answer could unzip past any bound in one read: ask for none.
+        headers = {**self.headers, "Accept-Encoding": "identity"}
         if content is not None:
             headers["Content-Type"] = "application/json"
         with anyio.fail_after(timeout):
@@ -84,16 +108,9 @@ class HttpTransport:
                 base_url=self.base_url, headers=headers, timeout=httpx.Timeout(timeout),
                 transport=httpx.AsyncHTTPTransport(retries=0, verify=self.tls),
                 follow_redirects=False,
-            ) as client:
-                response = await client.request(method, path, content=content)
-        try:
-            data = response.json()
-        except ValueError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        return Answer(response.status_code, data,
-                      _retry_after(response.headers.get("Retry-After"), data))
+            ) as client, client.stream(method, path, content=content) as response:
+                received = await _read_capped(response)
+        return response.status_code, response.headers, received
 
     def post_entry(self, body: str, *, timeout: float) -> Answer:
         return self._send("POST", "/api/v1/entries", timeout=timeout, content=body.encode())
@@ -110,6 +127,41 @@ class HttpTransport:
 
     def close(self) -> None:
         pass
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    """The answer's body, decoded, up to MAX_ANSWER_BYTES; past them AnswerTooLarge.
+
+    Read raw and decoded here: httpx would unzip each read whole, and a small gzipped
+    read can unzip to a thousand times its size.
+    """
+    announced = response.headers.get("Content-Length", "")
+    if announced.isdigit() and int(announced) > MAX_ANSWER_BYTES:
+        raise AnswerTooLarge(announced)
+    received = bytearray()
+    async for chunk in response.aiter_raw():
+        received += chunk
+        if len(received) > MAX_ANSWER_BYTES:
+            raise AnswerTooLarge(f"more than {MAX_ANSWER_BYTES} bytes")
+    return _decoded(bytes(received), response.headers.get("Content-Encoding", ""))
+
+
+def _decoded(received: bytes, encoding: str) -> bytes:
+    """An answer sent gzipped or deflated although identity was asked for, unzipped no
+    further than MAX_ANSWER_BYTES; any other encoding is no usable answer."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return received
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        raise httpx.DecodingError(f"answer encoded as {encoding!r}")
+    unzip = zlib.decompressobj(zlib.MAX_WBITS | 32)  # a gzip or a zlib header
+    try:
+        decoded = unzip.decompress(received, MAX_ANSWER_BYTES + 1)
+    except zlib.error as error:
+        raise httpx.DecodingError(str(error)) from None
+    if len(decoded) > MAX_ANSWER_BYTES or unzip.unconsumed_tail:
+        raise AnswerTooLarge(f"unzips past {MAX_ANSWER_BYTES} bytes")
+    return decoded
 
 
 def _on_a_loop_of_its_own(function, *args):
@@ -153,7 +205,10 @@ class McpTransport:
         # The SDK turns an HTTP refusal (401 for the token, 403 for an Origin, a proxy's
         # 502) into a JSON-RPC error and drops the status; the exchanges noted here keep it.
         exchanges = _Exchanges()
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        # Encoded answers are not read (_Exchanges.answered): ask for none.
+        headers = {"Accept-Encoding": "identity"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
             with anyio.fail_after(timeout):
                 async with httpx2.AsyncClient(
@@ -200,6 +255,7 @@ class _Exchanges:
         self.tool_call_sent = False
         self.tool_call_status: int | None = None
         self.last: tuple[int, str | None] | None = None
+        self.unusable = False  # an answer past MAX_ANSWER_BYTES, or encoded
 
     async def sent(self, request) -> None:
         if _rpc_method(request) == "tools/call":
@@ -210,14 +266,28 @@ class _Exchanges:
         self.last = status
         if _rpc_method(response.request) == "tools/call":
             self.tool_call_status = status
+        # The SDK reads a JSON answer whole: bound it before the SDK reads a byte. An
+        # encoded one would be unzipped by httpx2 a read at a time past any bound.
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        announced = response.headers.get("Content-Length", "")
+        if encoding != "identity":
+            self.unusable = True
+            raise AnswerEncoded(encoding)
+        if announced.isdigit() and int(announced) > MAX_ANSWER_BYTES:
+            self.unusable = True
+            raise AnswerTooLarge(announced)
+        response.stream = _capped_stream_type()(response.stream, self)
 
     def refusal(self) -> Answer | None:
         """The HTTP answer that ended the call, when the server (or a proxy) gave one.
 
         The tool call's own status when it was answered with an error; else, when the
         tool call never left, the status that refused the exchange before it. A call
-        that left and got no answer is not one: the write may have happened.
+        that left and got no answer is not one: the write may have happened; nor is an
+        answer too large or encoded to read, whatever its status.
         """
+        if self.unusable:
+            return None
         if self.tool_call_status is not None:
             chosen = self.tool_call_status
         elif not self.tool_call_sent and self.last is not None:
@@ -230,6 +300,32 @@ class _Exchanges:
         code = TRANSPORT_CODES.get(status, f"http_{status}")
         return Answer(status, {"error": {"code": code, "message": f"/mcp answered {status}"}},
                       _retry_after(header, {}))
+
+
+@functools.cache
+def _capped_stream_type() -> type:
+    """httpx2's response stream, cut past MAX_ANSWER_BYTES (made on first use: httpx2
+    comes with the mcp extra)."""
+    import httpx2
+
+    class CappedStream(httpx2.AsyncByteStream):
+        def __init__(self, inner, exchanges: _Exchanges) -> None:
+            self.inner = inner
+            self.exchanges = exchanges
+
+        async def __aiter__(self):
+            read = 0
+            async for chunk in self.inner:
+                read += len(chunk)
+                if read > MAX_ANSWER_BYTES:
+                    self.exchanges.unusable = True
+                    raise AnswerTooLarge(f"more than {MAX_ANSWER_BYTES} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return CappedStream
 
 
 def _rpc_method(request) -> str | None:

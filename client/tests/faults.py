@@ -10,6 +10,8 @@ the plan; everything else passes. Actions:
 - "hold": forward, read the answer, hold it past the client's attempt timeout, close;
 - "trickle": forward, read the answer, send it one byte at a time, a byte every
   TRICKLE_SECONDS, so no single read waits long yet the whole answer takes minutes;
+- "flood": forward, read the answer, then send its status and headers (its length left
+  out) and a body that never ends, until the client hangs up;
 - "origin": forward with a browser's Origin header added;
 - "gateway:NNN": answer status NNN at once, forwarding nothing, as a proxy in front of
   Settle would (408, 425, 502; 503 comes with Retry-After: 1);
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 TRICKLE_SECONDS = 0.2
+FLOOD_CHUNK = b" " * 65536
 
 
 GATEWAY_BODIES = {200: b'{"ok": true}', 202: b"", 408: b"Request Timeout", 425: b"Too Early",
@@ -41,6 +44,7 @@ class Seen:
     lookups: int = 0
     write_times: list[float] = field(default_factory=list)
     answers: list[bytes] = field(default_factory=list)  # the server's, to forwarded writes
+    flooded: int = 0  # body bytes a flood sent
     forwarded: threading.Event = field(default_factory=threading.Event)
 
 
@@ -115,6 +119,13 @@ class FaultProxy:
                 _reset(conn)
             elif action == "hold":
                 self._stopped.wait(self.hold_seconds)
+            elif action == "flood":
+                head = answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+                conn.sendall(b"\r\n".join(line for line in head if not line.lower()
+                                            .startswith(b"content-length:")) + b"\r\n\r\n")
+                while not self._stopped.is_set():
+                    conn.sendall(FLOOD_CHUNK)
+                    seen.flooded += len(FLOOD_CHUNK)
             elif action == "trickle":
                 for index in range(len(answer)):
                     conn.sendall(answer[index:index + 1])

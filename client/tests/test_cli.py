@@ -126,3 +126,19 @@ def test_a_journal_that_cannot_be_opened_is_a_usage_error_and_sends_nothing(
     assert "journal cannot be opened" in stderr
     assert "Traceback" not in stderr
     assert proxy.seen.writes == 0
+
+
+def test_a_refusal_prints_the_servers_message_and_the_error_objects_other_fields(
+    proxy, token, journal
+):
+    status, [printed], _ = run(
+        "--url", proxy.url, "--journal", str(journal), "post", "reply", "--parent-id",
+        "987654321", "--body", f"identity {new_id()}", "--actor-name", "shell", token=token)
+
+    server_said = json.loads(proxy.seen.answers[-1].split(b"\r\n\r\n", 1)[1])["error"]
+    assert status == 4
+    assert (printed["outcome"], printed["code"], printed["status"]) == (
+        "refused", "parent_unavailable", 422)
+    assert printed["message"] == server_said["message"]
+    assert "question" in printed["message"]  # it says why, not only the code
+    assert printed["details"] == {k: v for k, v in server_said.items() if k != "code"}

@@ -5,7 +5,7 @@ import sqlite3
 import stat
 
 import pytest
-from live import new_id
+from live import entries_for, new_id
 from settle_client import Client, Unconfirmed
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -112,3 +112,52 @@ def test_pending_is_per_base_url_and_token_and_anonymous_is_its_own(tmp_path):
     for name, client in scopes.items():
         assert [p.request_id for p in client.pending()] == [made[name]]
     assert Client(nowhere, token="token-b", journal=journal).pending() == []
+
+
+def test_a_journaled_settled_id_with_the_same_content_is_a_replay_and_sends_nothing(
+    proxy, token, journal, settle_server, transport
+):
+    from live import client_for
+    from settle_client.transports import HttpTransport
+
+    request_id = new_id()
+    lookups = HttpTransport(f"http://127.0.0.1:{settle_server}", token)
+
+    def ask(client):
+        return client.post_question("Twice?", f"identity {request_id}", actor={"name": "j"},
+                                    request_id=request_id)
+
+    first = ask(Client(proxy.url, token=token, journal=journal, transport=transport))
+    proxy.reset()
+    again = ask(client_for(proxy, token, journal, transport))
+    also = ask(Client(proxy.url, token=token, journal=journal, transport=transport))
+
+    assert (first.how, first.replayed, first.entry["replayed"]) == ("created", False, False)
+    for answered in (again, also):
+        assert (answered.how, answered.replayed) == ("replayed", True)
+        assert answered.entry["id"] == first.entry["id"]
+        assert answered.entry["replayed"] is True
+    assert proxy.seen.requests == 0
+    assert lookups.get_operation(request_id, timeout=5).data["attempts"] == 1
+    assert len(entries_for(request_id)) == 1
+
+
+def test_a_journaled_refused_id_is_refused_again_from_the_journal_with_its_message(
+    proxy, token, journal
+):
+    from settle_client import Refused
+
+    def ask(client):
+        return client.post_reply(987654321, f"identity {request_id}", actor={"name": "j"},
+                                 request_id=request_id)
+
+    request_id = new_id()
+    with pytest.raises(Refused) as first:
+        ask(Client(proxy.url, token=token, journal=journal))
+    proxy.reset()
+    with pytest.raises(Refused) as again:
+        ask(Client(proxy.url, token=token, journal=journal))
+
+    assert again.value.as_json() == first.value.as_json()
+    assert first.value.message == first.value.details["message"] != ""
+    assert proxy.seen.requests == 0

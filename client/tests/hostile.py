@@ -1,0 +1,104 @@
+"""A hostile board on 127.0.0.1: it answers every request 201 (or the status it is given)
+and does not stop talking.
+
+- "flood": a 201 whose body never ends (no length; it would end when the board hangs up),
+  as fast as the socket takes it;
+- "gib": a 201 of exactly 1 GiB, its length announced;
+- "bomb": a 201 of 256 KiB gzipped that unzips to 256 MiB;
+- "trickle": a 201 whose body comes a byte every TRICKLE_SECONDS for ever, so each read
+  waits far less than any per-read timeout while the whole answer never ends.
+
+Nothing here is Settle: it stands for a board gone wrong, or one in the wrong hands.
+"""
+
+import gzip
+import socket
+import threading
+import time
+
+BEHAVIOURS = ("flood", "gib", "bomb", "trickle")
+TRICKLE_SECONDS = 0.05
+CHUNK = b" " * 65536
+GIB = 2**30
+HEAD = b"HTTP/1.1 %d Hostile\r\nContent-Type: application/json\r\nConnection: close\r\n"
+
+
+class HostileBoard:
+    def __init__(self, behaviour: str, status: int = 201) -> None:
+        assert behaviour in BEHAVIOURS
+        self.behaviour = behaviour
+        self.head = HEAD % status
+        self.requests = 0
+        self.sent = 0  # body bytes, all connections together
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._bomb = gzip.compress(b" " * 2**28, compresslevel=9) if behaviour == "bomb" else b""
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _send(self, conn: socket.socket, data: bytes) -> None:
+        conn.sendall(data)
+        with self._lock:
+            self.sent += len(data)
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            if not _read_request(conn):
+                return
+            with self._lock:
+                self.requests += 1
+            if self.behaviour == "gib":
+                conn.sendall(self.head + b"Content-Length: %d\r\n\r\n" % GIB)
+                for _ in range(GIB // len(CHUNK)):
+                    self._send(conn, CHUNK)
+            elif self.behaviour == "bomb":
+                conn.sendall(self.head + b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+                             % len(self._bomb))
+                self._send(conn, self._bomb)
+            else:
+                conn.sendall(self.head + b"\r\n")
+                while not self._stopped.is_set():
+                    if self.behaviour == "flood":
+                        self._send(conn, CHUNK)
+                    else:
+                        self._send(conn, b" ")
+                        time.sleep(TRICKLE_SECONDS)
+        except OSError:
+            pass  # the client hung up: what it should do
+        finally:
+            conn.close()
+
+
+def _read_request(conn: socket.socket) -> bool:
+    """Read one request whole (an unread body would turn the board's close into a reset)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return False
+        body += chunk
+    return True
