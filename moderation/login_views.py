@@ -67,6 +67,9 @@ def login_code(request: HttpRequest) -> HttpResponse:
         username = user.get_username()
         # Reserved before the code is checked, as a password is (moderation/throttling.py).
         if throttling.login_attempt_reserve(request, username=username) is None:
+            throttling.login_failure_report(
+                request, username=username, stage="code", refused=True
+            )
             logout(request)
             return throttling.lockout_response(request, credentials={"username": username})
         try:

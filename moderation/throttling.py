@@ -308,9 +308,14 @@ class SettleAxesHandler(AxesDatabaseHandler):
                 )
 
 
-def login_failure_report(request: HttpRequest, *, username: str, stage: str) -> None:
-    """Count a failed check that was not a password (a wrong second-factor code), whose
-    reservation `login_attempt_reserve` took."""
+def login_failure_report(
+    request: HttpRequest, *, username: str, stage: str, refused: bool = False
+) -> None:
+    """Report a failed check that was not a password (a wrong second-factor code), whose
+    reservation `login_attempt_reserve` took; or, `refused`, an attempt a lock refused
+    unchecked (audited, not counted), as the password's door does."""
+    if refused:
+        request.axes_locked_out = True
     user_login_failed.send(
         sender=__name__, credentials={"username": username, "stage": stage}, request=request
     )

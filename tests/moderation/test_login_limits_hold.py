@@ -6,6 +6,7 @@ database connection against a live server."""
 
 import re
 import threading
+from base64 import b32encode
 from io import StringIO
 
 import pytest
@@ -165,3 +166,49 @@ def test_simultaneous_long_usernames_are_each_counted_and_reach_the_address_lock
     assert len([e for e in actions("login_failed") if not e.get("refused")]) == 20
     assert len(actions("login_locked")) == 1
     assert counted_checks() == {"verify": 0, "encode": 0}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_15_simultaneous_wrong_codes_after_the_password_count_at_most_5_and_lock_once(
+    live_server, operator
+):
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    from tests.moderation.two_factor_helpers import wrong_code
+
+    device = TOTPDevice.objects.create(user=operator, name="app", confirmed=True)
+    code = wrong_code(b32encode(device.bin_key).decode())
+    sessions = []
+    for _ in range(15):  # one after another: fifteen logins at once would be throttled
+        session = requests.Session()
+        session.get(live_server.url + CONSOLE, timeout=30)
+        answer = session.post(live_server.url + CONSOLE, data={
+            "username": "operator", "password": "operator-password",
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        }, allow_redirects=False, timeout=30)
+        assert answer.status_code == 302
+        assert "/console/login/code/" in session.get(live_server.url + "/console/", timeout=30).url
+        sessions.append(session)
+    ready = threading.Barrier(len(sessions))
+    statuses: list[int] = []
+
+    def wrong(session: requests.Session) -> None:
+        ready.wait(timeout=30)
+        statuses.append(session.post(
+            live_server.url + "/console/login/code/",
+            data={"code": code, "csrfmiddlewaretoken": session.cookies["csrftoken"]},
+            allow_redirects=False, timeout=60,
+        ).status_code)
+
+    threads = [threading.Thread(target=wrong, args=(s,)) for s in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+
+    counted = [e for e in actions("login_failed") if not e.get("refused")]
+    assert 1 <= len(counted) <= 5 and {e["stage"] for e in counted} == {"code"}
+    assert len(actions("login_failed")) == 15
+    assert statuses.count(429) >= 10
+    [locked] = actions("login_locked")
+    assert locked["username"] == "operator"
