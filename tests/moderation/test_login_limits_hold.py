@@ -6,6 +6,7 @@ database connection against a live server."""
 
 import re
 import threading
+import time
 from base64 import b32encode
 from io import StringIO
 
@@ -212,3 +213,20 @@ def test_15_simultaneous_wrong_codes_after_the_password_count_at_most_5_and_lock
     assert statuses.count(429) >= 10
     [locked] = actions("login_locked")
     assert locked["username"] == "operator"
+
+
+@pytest.mark.django_db
+def test_the_longest_username_a_request_can_carry_answers_within_a_second(db):
+    # marks of alternating classes, whose normalisation (NFKC) takes quadratic time:
+    # an over-long username is counted as given, never normalised
+    username = "a" + "\u0301\u0316" * 120_000  # 480 kB of UTF-8, under the body's 1 MiB
+    client = Client()
+    client.get(CONSOLE)
+
+    started = time.monotonic()
+    response = post(client, username)
+    elapsed = time.monotonic() - started
+
+    assert response.status_code == 200 and elapsed < 1
+    [failed] = actions("login_failed")
+    assert failed["username"] == throttling.username_key(username)
