@@ -501,12 +501,12 @@ def login_unlock(*, actor: str, username: str = "", address: str = "", reason: s
     prefix and digest, as the audit shows it): both find the same failures."""
     from axes.models import AccessAttempt, AccessFailureLog
 
-    from moderation.throttling import username_key
+    from moderation.throttling import login_counts_locked, username_key
 
     username, address = username_key(username.strip()), address.strip()
     if not (username or address):
         raise ValueError("name a username or an address to unlock")
-    with transaction.atomic():
+    with login_counts_locked(username=username or None, address=address or None):
         forgotten = 0
         # The failure log is what counts (moderation/throttling.py); axes' own rows and
         # the checks under way go too.

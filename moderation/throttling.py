@@ -54,6 +54,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_login_failed
 from django.core.exceptions import PermissionDenied
 from django.db import connection, transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -158,15 +159,16 @@ def lock_ends_at(*, username: str | None, address: str) -> datetime | None:
 
 
 @contextmanager
-def _serialised(*, username: str | None, address: str) -> Iterator[None]:
-    """A transaction that holds this username's and this address's lock to its end: on
-    PostgreSQL two advisory locks, taken in one order so two attempts never wait on each
-    other's; on SQLite every transaction is BEGIN IMMEDIATE, so it is the one writer."""
+def login_counts_locked(*, username: str | None, address: str | None) -> Iterator[None]:
+    """A transaction that holds this username's and this address's lock to its end: whoever
+    counts, records or forgets their failures and checks takes it. On PostgreSQL two
+    advisory locks, always taken in one order so two holders never deadlock (two names
+    that share a 32-bit hash only wait for each other); on SQLite every transaction is
+    BEGIN IMMEDIATE, so it is the one writer."""
     with transaction.atomic():
         if connection.vendor == "postgresql":
-            names = [f"address:{address}"]
-            if username is not None:
-                names.append(f"username:{username}")
+            names = [f"{kind}:{value}" for kind, value in
+                     (("address", address), ("username", username)) if value is not None]
             keys = sorted(
                 int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
                 for name in names
@@ -196,8 +198,10 @@ def login_attempt_reserve(request: HttpRequest, *, username: str | None) -> int 
     AxesProxyHandler.update_request(request)
     address = request.axes_ip_address
     now = timezone.now()
-    with _serialised(username=username, address=address):
-        LoginReservation.objects.filter(created_at__lte=now - RESERVATION_TTL).delete()
+    with login_counts_locked(username=username, address=address):
+        # Only rows under the locks held: deleting others' could deadlock with their holders.
+        stale = Q(address=address) | Q(username=username or "")
+        LoginReservation.objects.filter(stale, created_at__lte=now - RESERVATION_TTL).delete()
         if _lock_ends(username=username, address=address):
             return None
         if username is not None and _checks_full(
@@ -280,7 +284,7 @@ class SettleAxesHandler(AxesDatabaseHandler):
         address = request.axes_ip_address
         # Under the locks the reservation was taken with: the reservation becomes a
         # failure, and only the failure that turns a lock on records it.
-        with _serialised(username=username, address=address):
+        with login_counts_locked(username=username, address=address):
             before = {} if refused else _lock_ends(username=username, address=address)
             reservation = getattr(request, "settle_login_reservation", None)
             if reservation is not None:
