@@ -191,14 +191,15 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- Who gets in (SPEC 7.1): login throttling by django-axes (moderation/throttling.py) ---
-# The axes backend comes first: a locked username or address is refused before any
-# password is checked.
-AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+# Axes' backend with Django's model backend in one: a locked username or address is
+# refused before any password is checked, and a check is reserved before it starts, so
+# attempts that arrive at once on many workers cannot pass the limits together.
+AUTHENTICATION_BACKENDS = ["moderation.throttling.SettleAxesBackend"]
 AXES_HANDLER = "moderation.throttling.SettleAxesHandler"
 AXES_CLIENT_IP_CALLABLE = "moderation.throttling.login_address"
+# A username longer than any account's is counted under a bounded key (axes' columns
+# hold 255 characters).
+AXES_USERNAME_CALLABLE = "moderation.throttling.login_username"
 AXES_LOCKOUT_CALLABLE = "moderation.throttling.lockout_response"
 # Counted apart: 5 failures for a username, or 20 from an address, within 15 minutes
 # (the handler answers axes with this limit whenever either lock is on).

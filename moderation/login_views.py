@@ -65,11 +65,20 @@ def login_code(request: HttpRequest) -> HttpResponse:
     context = {"next": target, "error": ""}
     if request.method == "POST":
         username = user.get_username()
-        if throttling.login_is_locked(request, username=username):
+        # Reserved before the code is checked, as a password is (moderation/throttling.py).
+        if throttling.login_attempt_reserve(request, username=username) is None:
+            throttling.login_failure_report(
+                request, username=username, stage="code", refused=True
+            )
             logout(request)
             return throttling.lockout_response(request, credentials={"username": username})
-        device = two_factor.code_match(user=user, code=request.POST.get("code", ""))
+        try:
+            device = two_factor.code_match(user=user, code=request.POST.get("code", ""))
+        except BaseException:
+            throttling.login_attempt_release(request)
+            raise
         if device is not None:
+            throttling.login_attempt_release(request)
             otp_login(request, device)
             request.session.cycle_key()
             return redirect(target)

@@ -63,3 +63,16 @@ class Erasure(models.Model):
 
     def __str__(self) -> str:
         return f"erasure of {self.principal_id}: {self.done}/{self.total} ({self.state})"
+
+
+class LoginReservation(models.Model):
+    """A login attempt whose password (or second-factor code) is being checked now
+    (moderation/throttling.py). Taken before the check, under the username's and the
+    address's lock, and counted as a failure until the check ends: so attempts that
+    arrive at once cannot all pass a limit none of them has reached yet. It becomes a
+    failure (axes' failure log) or goes away with the check's answer; one whose worker
+    died before the answer stops counting after `RESERVATION_TTL`."""
+
+    username = models.CharField(max_length=255, db_index=True)
+    address = models.GenericIPAddressField(db_index=True)
+    created_at = models.DateTimeField(db_index=True)

@@ -16,7 +16,7 @@ from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of
 from maintenance.deliveries.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
-from moderation.models import AuditEvent
+from moderation.models import AuditEvent, LoginReservation
 
 COMMAND_LINE = "command-line"
 
@@ -496,21 +496,29 @@ def login_lock_record(
 
 
 def login_unlock(*, actor: str, username: str = "", address: str = "", reason: str = "") -> int:
-    """Lift a lock before it ends: forget the username's (and the address's) failures."""
+    """Lift a lock before it ends: forget the username's (and the address's) failures.
+
+    A username is named as tried or by the key it was counted under (an over-long one's
+    prefix and digest, as the audit shows it): both find the same failures."""
     from axes.models import AccessAttempt, AccessFailureLog
 
-    username, address = username.strip(), address.strip()
+    from moderation.throttling import login_counts_locked, username_key
+
+    username, address = username_key(username.strip()), address.strip()
     if not (username or address):
         raise ValueError("name a username or an address to unlock")
-    with transaction.atomic():
+    with login_counts_locked(username=username or None, address=address or None):
         forgotten = 0
-        # The failure log is what counts (moderation/throttling.py); axes' own rows go too.
+        # The failure log is what counts (moderation/throttling.py); axes' own rows and
+        # the checks under way go too.
         if username:
             forgotten += AccessFailureLog.objects.filter(username=username).delete()[0]
             AccessAttempt.objects.filter(username=username).delete()
+            LoginReservation.objects.filter(username=username).delete()
         if address:
             forgotten += AccessFailureLog.objects.filter(ip_address=address).delete()[0]
             AccessAttempt.objects.filter(ip_address=address).delete()
+            LoginReservation.objects.filter(address=address).delete()
         details = {"username": username, "records_removed": forgotten}
         if address:
             details["address"] = address

@@ -1,14 +1,19 @@
 """Failed logins are throttled (SPEC 7.1), by django-axes configured to Settle's addressing.
 
 - Every door that checks a password (`/console/login/`, `/admin/login/`) goes through
-  `django.contrib.auth.authenticate`, where `axes.backends.AxesStandaloneBackend` comes
-  first: a locked username or address is refused there, before any password is checked.
-  A wrong second-factor code is reported the same way (`login_failure_report`), so it
-  counts against the same username.
+  `django.contrib.auth.authenticate`, whose one backend is `SettleAxesBackend` (axes'
+  backend with Django's model backend): a locked username or address is refused there,
+  before any password is checked. A wrong second-factor code is reported the same way
+  (`login_failure_report`), so it counts against the same username.
 - The address is SPEC 4's (`board.posting.callers.client_address`): `X-Forwarded-For` is believed
   only from a peer in SETTLE_TRUSTED_PROXIES, so a forged header changes nothing and two
   operators behind one trusted proxy are counted apart. IPv6 is grouped by its /64, as
   the API's rate limit does.
+- The username is counted as given when it could be one (no longer than the user model's
+  username), and otherwise under a bounded key (`username_key`: a prefix and a digest)
+  that names no possible account: the same key for locking, audit and unlock, and it
+  fits axes' columns. Such a username is refused before any password is hashed (it can
+  never log in, and it says nothing about which accounts exist), but counted.
 - Axes compares one number with one limit; the contract has two (5 for a username, 20
   for an address). `SettleAxesHandler.get_failures` answers the limit while either lock
   is on, and 0 otherwise.
@@ -19,29 +24,79 @@
   its last failure is younger than the cool-off) never forgets failures that keep coming
   less than 15 minutes apart: five failures eight minutes apart locked. Failures during
   a lock are refused and not logged, so they neither count nor prolong it.
+- The limits hold for attempts that arrive at once, on any number of workers and hosts:
+  an attempt reserves its check before the password is read (`LoginReservation`, taken
+  under a lock on the username and on the address: PostgreSQL advisory locks; SQLite's
+  transactions are all BEGIN IMMEDIATE, one writer at a time), and a check in progress
+  counts as a failure. So no more than 5 checks for a username (20 for an address) are
+  ever under way or failed within a window, and the failure that starts a lock is
+  recorded under the same locks, so exactly one `login_locked` is written for it.
 - Failures, locks and unlocks are audit events (`login_failed`, `login_locked`,
   `login_unlocked`) with the username tried and the address, never the password.
 """
 
+import hashlib
 import ipaddress
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from axes.backends import AxesBackend
+from axes.exceptions import AxesBackendPermissionDenied, AxesBackendRequestParameterRequired
 from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
-from axes.helpers import get_client_username
+from axes.helpers import get_client_username, get_lockout_message
 from axes.models import AccessFailureLog
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_login_failed
+from django.core.exceptions import PermissionDenied
+from django.db import connection, transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from board.posting.callers import client_address
+from moderation.models import LoginReservation
 
 USERNAME_LIMIT = 5
 ADDRESS_LIMIT = 20
 COOL_OFF = timedelta(minutes=15)
+# A reservation outlives any check (gunicorn ends a request at 30 s); one left by a
+# worker that died mid-check stops counting after this.
+RESERVATION_TTL = timedelta(minutes=2)
+# PostgreSQL advisory locks are two int4s: this class names Settle's login locks.
+LOCK_CLASS = 0x5E771E
+# The bounded key of an over-long username: a readable prefix, then a digest after a
+# character no username may hold (Django's username validator allows \w.@+- only).
+KEY_PREFIX = 64
+KEY_MARK = "\u2026"
+
+
+def username_max_length() -> int:
+    user_model = get_user_model()
+    return user_model._meta.get_field(user_model.USERNAME_FIELD).max_length or 150
+
+
+def username_key(username: str) -> str:
+    """What a username is counted, audited and unlocked under: itself when it could be a
+    username, else a prefix and a digest of it (bounded, and no possible username)."""
+    if len(username) <= username_max_length():
+        return username
+    digest = hashlib.sha256(username.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{username[:KEY_PREFIX]}{KEY_MARK}{digest}"
+
+
+def login_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
+    """AXES_USERNAME_CALLABLE: the username's key (`username_key`) wherever axes asks."""
+    if credentials is not None:
+        username = credentials.get("username")
+    else:
+        username = getattr(request, "POST", {}).get("username")
+    return None if username is None else username_key(str(username))
 
 
 def login_address(request: HttpRequest) -> str:
@@ -103,6 +158,109 @@ def lock_ends_at(*, username: str | None, address: str) -> datetime | None:
     return max(ends.values()) if ends else None
 
 
+@contextmanager
+def login_counts_locked(*, username: str | None, address: str | None) -> Iterator[None]:
+    """A transaction that holds this username's and this address's lock to its end: whoever
+    counts, records or forgets their failures and checks takes it. On PostgreSQL two
+    advisory locks, always taken in one order so two holders never deadlock (two names
+    that share a 32-bit hash only wait for each other); on SQLite every transaction is
+    BEGIN IMMEDIATE, so it is the one writer."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            names = [f"{kind}:{value}" for kind, value in
+                     (("address", address), ("username", username)) if value is not None]
+            keys = sorted(
+                int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
+                for name in names
+            )
+            with connection.cursor() as cursor:
+                for key in keys:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, key])
+        yield
+
+
+def _checks_full(limit: int, *, now: datetime, failures: dict, reservations: dict) -> bool:
+    """Whether one more check would pass `limit`: the failures of the last cool-off and the
+    checks under way (each may yet fail) have reached it."""
+    recent = AccessFailureLog.objects.filter(attempt_time__gt=now - COOL_OFF, **failures)
+    under_way = LoginReservation.objects.filter(
+        created_at__gt=now - RESERVATION_TTL, **reservations
+    )
+    return recent.count() + under_way.count() >= limit
+
+
+def login_attempt_reserve(request: HttpRequest, *, username: str | None) -> int | None:
+    """Reserve one check of a password or code for this username (a key) from this
+    request's address; the reservation's id, or None when a lock refuses the attempt.
+
+    Counted first, checked after: the reservation is a failure to every other attempt
+    until `login_attempt_release` or the failure's record replaces it."""
+    AxesProxyHandler.update_request(request)
+    address = request.axes_ip_address
+    now = timezone.now()
+    with login_counts_locked(username=username, address=address):
+        # Only rows under the locks held: deleting others' could deadlock with their holders.
+        stale = Q(address=address) | Q(username=username or "")
+        LoginReservation.objects.filter(stale, created_at__lte=now - RESERVATION_TTL).delete()
+        if _lock_ends(username=username, address=address):
+            return None
+        if username is not None and _checks_full(
+            USERNAME_LIMIT, now=now, failures={"username": username},
+            reservations={"username": username},
+        ):
+            return None
+        if _checks_full(
+            ADDRESS_LIMIT, now=now, failures={"ip_address": address},
+            reservations={"address": address},
+        ):
+            return None
+        reservation = LoginReservation.objects.create(
+            username=username or "", address=address, created_at=now
+        )
+    request.settle_login_reservation = reservation.pk
+    return reservation.pk
+
+
+def login_attempt_release(request: HttpRequest) -> None:
+    """The check passed: its reservation counts no more."""
+    reservation = getattr(request, "settle_login_reservation", None)
+    if reservation is not None:
+        LoginReservation.objects.filter(pk=reservation).delete()
+        request.settle_login_reservation = None
+
+
+def _refuse(request: HttpRequest, **kwargs) -> None:
+    """Stop `authenticate` as axes does for a lock: Django then reports the failure,
+    which the handler audits as refused, and AxesMiddleware answers the lock page."""
+    kwargs.get("response_context", {})["error"] = get_lockout_message()
+    request.axes_locked_out = True
+    raise AxesBackendPermissionDenied("the username or the address is locked")
+
+
+class SettleAxesBackend(AxesBackend):
+    """Axes' backend and Django's model backend in one, so the check is reserved before
+    the password is read and released when it passes (SPEC 7.1's limits under load)."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            raise AxesBackendRequestParameterRequired("a login needs its request")
+        key = None if username is None else username_key(str(username))
+        if login_attempt_reserve(request, username=key) is None:
+            _refuse(request, **kwargs)
+        if username is not None and len(str(username)) > username_max_length():
+            # Never an account: a counted failure without a password hash, which would
+            # only cost time and tells nothing a client does not know (its length).
+            raise PermissionDenied("no username is this long")
+        try:
+            user = ModelBackend.authenticate(self, request, username, password, **kwargs)
+        except BaseException:
+            login_attempt_release(request)
+            raise
+        if user is not None:
+            login_attempt_release(request)
+        return user
+
+
 class SettleAxesHandler(AxesDatabaseHandler):
     """Axes' database handler with the contract's two limits and Settle's audit events."""
 
@@ -122,38 +280,49 @@ class SettleAxesHandler(AxesDatabaseHandler):
             return
         AxesProxyHandler.update_request(request)
         refused = bool(request.axes_locked_out)
-        request.settle_failing_now = not refused
-        try:
-            super().user_login_failed(sender, credentials, request, **kwargs)
-        finally:
-            request.settle_failing_now = False
         username = get_client_username(request, credentials)
         address = request.axes_ip_address
-        services.login_failure_record(
-            username=username or "",
-            address=address,
-            path=request.path,
-            refused=refused,
-            stage=(credentials or {}).get("stage", "password"),
-        )
-        if request.axes_locked_out and not refused:
-            services.login_lock_record(
+        # Under the locks the reservation was taken with: the reservation becomes a
+        # failure, and only the failure that turns a lock on records it.
+        with login_counts_locked(username=username, address=address):
+            before = {} if refused else _lock_ends(username=username, address=address)
+            reservation = getattr(request, "settle_login_reservation", None)
+            if reservation is not None:
+                LoginReservation.objects.filter(pk=reservation).delete()
+                request.settle_login_reservation = None
+            request.settle_failing_now = not refused
+            try:
+                super().user_login_failed(sender, credentials, request, **kwargs)
+            finally:
+                request.settle_failing_now = False
+            services.login_failure_record(
                 username=username or "",
                 address=address,
-                by=list(_lock_ends(username=username, address=address)),
-                ends_at=lock_ends_at(username=username, address=address),
+                path=request.path,
+                refused=refused,
+                stage=(credentials or {}).get("stage", "password"),
             )
+            after = {} if refused else _lock_ends(username=username, address=address)
+            if set(after) - set(before):
+                services.login_lock_record(
+                    username=username or "",
+                    address=address,
+                    by=list(after),
+                    ends_at=max(after.values()),
+                )
 
 
-def login_failure_report(request: HttpRequest, *, username: str, stage: str) -> None:
-    """Count a failure that was not a password check (a wrong second-factor code)."""
+def login_failure_report(
+    request: HttpRequest, *, username: str, stage: str, refused: bool = False
+) -> None:
+    """Report a failed check that was not a password (a wrong second-factor code), whose
+    reservation `login_attempt_reserve` took; or, `refused`, an attempt a lock refused
+    unchecked (audited, not counted), as the password's door does."""
+    if refused:
+        request.axes_locked_out = True
     user_login_failed.send(
         sender=__name__, credentials={"username": username, "stage": stage}, request=request
     )
-
-
-def login_is_locked(request: HttpRequest, *, username: str) -> bool:
-    return not AxesProxyHandler.is_allowed(request, {"username": username})
 
 
 def lockout_response(
@@ -163,7 +332,9 @@ def lockout_response(
     AxesProxyHandler.update_request(request)
     username = get_client_username(request, credentials)
     ends_at = lock_ends_at(username=username, address=request.axes_ip_address)
-    if ends_at is None:  # raced with the lock's end or an unlock: say the whole cool-off
+    if ends_at is None:
+        # Refused for checks under way (which may yet fail and lock), or raced with the
+        # lock's end or an unlock: say the whole cool-off.
         ends_at = timezone.now() + COOL_OFF
     retry_after = max(1, math.ceil((ends_at - timezone.now()).total_seconds()))
     response = render(
