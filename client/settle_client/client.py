@@ -213,7 +213,9 @@ class Client:
             logger.info("%s settled (%s), entry %s", request_id, outcome.how,
                         outcome.entry.get("id"))
         else:
-            self.journal.record(request_id, state="refused", outcome=outcome.as_json())
+            # The server's message too: a refusal answered from the journal tells it again.
+            self.journal.record(request_id, state="refused",
+                                outcome={**outcome.as_json(), "message": outcome.message})
             logger.info("%s refused: %s %s", request_id, outcome.status, outcome.code)
         return outcome
 
@@ -253,4 +255,4 @@ def _stored(request_id: str, intent: Intent) -> Settled | Refused:
     if intent.state == "settled":
         return Settled(request_id, stored["entry"], stored["replayed"], stored["how"])
     return Refused(code=stored["code"], status=stored["status"], request_id=request_id,
-                   details=stored.get("details"))
+                   details=stored.get("details"), message=stored.get("message", ""))
