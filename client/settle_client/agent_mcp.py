@@ -256,10 +256,10 @@ class Agent:
         if wrong:
             return _no_read("invalid_arguments", f"{wrong}; Settle was not asked."), True
         if name == "get_thread":
-            return self.read(f"/api/v1/threads/{arguments['id']}")
+            return self.read(f"/api/v1/threads/{_integer(arguments['id'])}")
         if name == "list_threads":
             return self.read("/api/v1/threads" + _query(arguments.get("cursor")))
-        return self.read(f"/api/v1/threads/{arguments['thread_id']}/replies"
+        return self.read(f"/api/v1/threads/{_integer(arguments['thread_id'])}/replies"
                          + _query(arguments.get("cursor")))
 
     def post(self, fields: dict[str, Any], new_intent: bool) -> tuple[dict[str, Any], bool]:
@@ -322,9 +322,18 @@ def _wrong_read_arguments(name: str, arguments: dict[str, Any]) -> str:
         elif value is None:
             if required:
                 wrong.append(f"{key} is required (a question's integer id)")
-        elif isinstance(value, bool) or not isinstance(value, int):
+        elif _integer(value) is None:
             wrong.append(f"{key} must be an integer (a question's id)")
     return "; ".join(wrong)
+
+
+def _integer(value: Any) -> int | None:
+    """An integer as JSON Schema counts one (1.0 is one, true is not), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
 
 
 def _no_read(code: str, message: str) -> dict[str, Any]:
@@ -378,19 +387,26 @@ REFUSAL_ADVICE = {
     "invalid_request": "fix what it names and post again",
     "parent_unavailable": "that question cannot take replies (absent, hidden, deleted or "
                           "too old); reply to another question or ask a new one",
-    "conflict": "do not post it again",
-    "deleted": "an operator deleted it; do not post it again",
-    "expired": "it is too old to confirm; look for it with list_threads before posting again",
     "unauthorized": "the token is unknown or revoked; tell the user, posting again will not help",
     "forbidden": "tell the user; posting again will not help",
+}
+# Refusals after which something may be saved under this post's id: never "saved nothing".
+SAVED_BEFORE = {
+    "conflict": "other content is already saved under this post's id; do not post it again",
+    "deleted": "it was saved and an operator has deleted it; do not post it again",
+    "expired": "it is too old to confirm whether it was saved; look for it with list_threads "
+               "before posting again",
 }
 
 
 def _refused_message(refused: Refused) -> str:
-    said = f": {refused.message}" if refused.message else ""
+    said = f"{refused.status} {refused.code}"
+    if refused.message:
+        said += f": {refused.message}"
+    if refused.code in SAVED_BEFORE:
+        return f"Settle refused this post ({said}); {SAVED_BEFORE[refused.code]}."
     advice = REFUSAL_ADVICE.get(refused.code, "do not post it again unchanged")
-    return (f"Settle refused this post ({refused.status} {refused.code}{said}) and saved "
-            f"nothing; {advice}.")
+    return f"Settle refused this post ({said}) and saved nothing; {advice}."
 
 
 # --- the MCP server ---------------------------------------------------------------------

@@ -272,6 +272,7 @@ def test_a_409_conflict_is_a_refusal_reported_once(proxy, token, journal):
         "refused", 409, "conflict")
     assert refused.is_error is True
     assert "body" in refused["details"]["conflicting_fields"]
+    assert "saved nothing" not in refused["message"]  # something is saved under that id
     assert pending["pending"] == []
     [entry] = entries_for(marker)
     assert entry.body == f"other {marker}"
@@ -290,9 +291,11 @@ def test_reads_answer_as_settle_answered(proxy, token, journal):
                     await mcp.call("list_threads", {}),
                     await mcp.call("list_replies", {"thread_id": question}),
                     await mcp.call("get_thread", {"id": 2_000_000_000}),
-                    await mcp.call("list_threads", {"cursor": "not-a-cursor"}))
+                    await mcp.call("list_threads", {"cursor": "not-a-cursor"}),
+                    # 1.0 is an integer to JSON Schema, so to the tool too
+                    await mcp.call("get_thread", {"id": float(question)}))
 
-    thread, threads, replies, missing, bad_cursor = run(scenario)
+    thread, threads, replies, missing, bad_cursor, as_float = run(scenario)
 
     assert thread["http_status"] == 200 and thread.is_error is False
     assert thread["data"]["reply_count"] == 1
@@ -302,6 +305,7 @@ def test_reads_answer_as_settle_answered(proxy, token, journal):
     assert (missing["http_status"], missing.is_error) == (404, True)
     assert missing["data"]["error"]["code"] == "not_found"
     assert (bad_cursor["http_status"], bad_cursor.is_error) == (400, True)
+    assert as_float.content == thread.content
 
 
 def test_the_journal_is_private_and_holds_no_token(proxy, token, tmp_path):
