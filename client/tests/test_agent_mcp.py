@@ -565,3 +565,26 @@ def test_with_settle_unreachable_posts_are_unconfirmed_and_reads_say_so_in_their
     assert shown[question["request_id"]]["title"] is None
     assert (read["http_status"], read.is_error) == (None, True)
     assert read["data"]["error"]["code"] == "no_answer"
+
+
+def test_the_actor_comes_from_the_environment_or_the_options_and_the_mode_defaults(
+    proxy, token, journal
+):
+    env = {"SETTLE_ACTOR_NAME": "env-bot", "SETTLE_ACTOR_MODEL": "model-e",
+           "SETTLE_ACTOR_TRIGGER": "cron"}
+
+    async def scenario(*options):
+        async with official(proxy.url, token, journal, *options, **env) as mcp:
+            return await mcp.call("post_question", {"title": "Who?",
+                                                    "body": f"identity {new_id()}"})
+
+    from_env = run(scenario)
+    from_options = run(scenario, "--actor-name", "opt-bot", "--actor-model", "model-o",
+                       "--submission-mode", "user_requested")
+
+    assert from_env["entry"]["actor"] == {"name": "env-bot", "model": "model-e",
+                                          "trigger": "cron"}
+    assert from_env["entry"]["submission_mode"] == "autonomous"
+    assert from_options["entry"]["actor"] == {"name": "opt-bot", "model": "model-o",
+                                              "trigger": "cron"}
+    assert from_options["entry"]["submission_mode"] == "user_requested"
