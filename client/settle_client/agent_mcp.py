@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode, urlsplit
 
 from .client import Client
 from .outcomes import Outcome, Refused, Settled, Unconfirmed
@@ -103,8 +103,11 @@ TOOLS: list[dict[str, Any]] = [
          "type": "object",
          "properties": {"pending": {"type": "array", "items": {
              "type": "object",
-             "properties": {"request_id": _TEXT, "type": _TEXT, "title": _TEXT,
-                            "parent_id": {"type": ["integer", "null"]},
+             # title and parent_id as the post gave them, which the server may not
+             # have judged yet (a pending post never answered): any JSON value.
+             "properties": {"request_id": _TEXT, "type": _TEXT,
+                            "title": {"description": "the question's title, as posted"},
+                            "parent_id": {"description": "the reply's parent_id, as posted"},
                             "created_at": _TEXT},
              "required": ["request_id", "type", "created_at"]}}},
          "required": ["pending"]},
@@ -172,6 +175,15 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         import mcp  # noqa: F401
     except ImportError:
         parser.error("settle-agent mcp needs the MCP extra: pip install 'settle-client[mcp]'")
+    # Found now, as one line, not as every tool call failing once a host serves it.
+    try:
+        address = urlsplit(args.url)
+    except ValueError:
+        address = urlsplit("")
+    if address.scheme not in ("http", "https") or not address.netloc:
+        parser.error(f"the URL must be http:// or https:// with a host: {args.url!r}")
+    if not args.actor_name.strip():
+        parser.error("the actor name must not be empty (default: agent)")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logger.setLevel(logging.INFO)
@@ -232,26 +244,23 @@ class Agent:
         self.started_resume.start()
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        if name == "post_question":
-            return self.post({"type": "question", "parent_id": None,
-                              "title": arguments.get("title"), "body": arguments.get("body")},
-                             arguments.get("new_intent") is True)
-        if name == "post_reply":
-            return self.post({"type": "reply", "parent_id": arguments.get("parent_id"),
-                              "title": None, "body": arguments.get("body")},
-                             arguments.get("new_intent") is True)
+        if name in ("post_question", "post_reply"):
+            return self.post(_post_fields(name, arguments), arguments.get("new_intent") is True)
         if name == "list_pending":
             return {"pending": [_pending(i) for i in self.client.journal.pending()]}, False
         if name == "resume_pending":
             return self.resume()
+        if name not in READS:
+            raise LookupError(name)
+        wrong = _wrong_read_arguments(name, arguments)
+        if wrong:
+            return _no_read("invalid_arguments", f"{wrong}; Settle was not asked."), True
         if name == "get_thread":
-            return self.read(f"/api/v1/threads/{_segment(arguments.get('id'))}")
+            return self.read(f"/api/v1/threads/{_integer(arguments['id'])}")
         if name == "list_threads":
             return self.read("/api/v1/threads" + _query(arguments.get("cursor")))
-        if name == "list_replies":
-            return self.read(f"/api/v1/threads/{_segment(arguments.get('thread_id'))}/replies"
-                             + _query(arguments.get("cursor")))
-        raise LookupError(name)
+        return self.read(f"/api/v1/threads/{_integer(arguments['thread_id'])}/replies"
+                         + _query(arguments.get("cursor")))
 
     def post(self, fields: dict[str, Any], new_intent: bool) -> tuple[dict[str, Any], bool]:
         fields = {**fields, "actor": self.actor, "submission_mode": self.submission_mode}
@@ -278,18 +287,62 @@ class Agent:
             answer = self.client.transport.get(path, timeout=min(READ_TIMEOUT, self.deadline))
         except AttemptFailed as failed:
             logger.info("read: no answer (%s)", failed.reason)
-            return {"http_status": None, "data": {"error": {
-                "code": "no_answer",
-                "message": f"Settle did not answer ({failed.reason}); try again later."}}}, True
+            return _no_read("no_answer",
+                            f"Settle did not answer ({failed.reason}); try again later."), True
         return {"http_status": answer.status, "data": answer.data}, not 200 <= answer.status < 300
 
 
-def _segment(value: Any) -> str:
-    return quote(str(value), safe="")
+# Fields of a write the server keeps for itself to judge: the tool's own arguments go in
+# as given (a missing title, a string parent_id, an unknown argument: its 422 says so, as
+# the client checks nothing the server checks). These are the agent's, never the model's.
+OWN_FIELDS = ("request_id", "type", "actor", "submission_mode")
+READS = {"get_thread": {"id": True}, "list_threads": {"cursor": False},
+         "list_replies": {"thread_id": True, "cursor": False}}
+
+
+def _post_fields(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    given = {k: v for k, v in arguments.items() if k not in OWN_FIELDS and k != "new_intent"}
+    if name == "post_question":
+        return {"type": "question", "parent_id": None, "title": given.pop("title", None),
+                "body": given.pop("body", None), **given}
+    return {"type": "reply", "parent_id": given.pop("parent_id", None), "title": None,
+            "body": given.pop("body", None), **given}
+
+
+def _wrong_read_arguments(name: str, arguments: dict[str, Any]) -> str:
+    """What is wrong with a read's arguments, in words, or "": a read's path is made of
+    them, so a wrong type would ask Settle something else than the model meant."""
+    expected = READS[name]
+    wrong = [f"unknown argument {key!r}" for key in arguments if key not in expected]
+    for key, required in expected.items():
+        value = arguments.get(key)
+        if key == "cursor":
+            if value is not None and not isinstance(value, str):
+                wrong.append("cursor must be a string (next_cursor as it was answered)")
+        elif value is None:
+            if required:
+                wrong.append(f"{key} is required (a question's integer id)")
+        elif _integer(value) is None:
+            wrong.append(f"{key} must be an integer (a question's id)")
+    return "; ".join(wrong)
+
+
+def _integer(value: Any) -> int | None:
+    """An integer as JSON Schema counts one (1.0 is one, true is not), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def _no_read(code: str, message: str) -> dict[str, Any]:
+    """A read Settle did not answer: no HTTP status, an error object of the same shape."""
+    return {"http_status": None, "data": {"error": {"code": code, "message": message}}}
 
 
 def _query(cursor: Any) -> str:
-    return f"?{urlencode({'cursor': cursor})}" if isinstance(cursor, str) and cursor else ""
+    return f"?{urlencode({'cursor': cursor})}" if cursor else ""
 
 
 def _pending(intent: Any) -> dict[str, Any]:
@@ -334,19 +387,26 @@ REFUSAL_ADVICE = {
     "invalid_request": "fix what it names and post again",
     "parent_unavailable": "that question cannot take replies (absent, hidden, deleted or "
                           "too old); reply to another question or ask a new one",
-    "conflict": "do not post it again",
-    "deleted": "an operator deleted it; do not post it again",
-    "expired": "it is too old to confirm; look for it with list_threads before posting again",
     "unauthorized": "the token is unknown or revoked; tell the user, posting again will not help",
     "forbidden": "tell the user; posting again will not help",
+}
+# Refusals after which something may be saved under this post's id: never "saved nothing".
+SAVED_BEFORE = {
+    "conflict": "other content is already saved under this post's id; do not post it again",
+    "deleted": "it was saved and an operator has deleted it; do not post it again",
+    "expired": "it is too old to confirm whether it was saved; look for it with list_threads "
+               "before posting again",
 }
 
 
 def _refused_message(refused: Refused) -> str:
-    said = f": {refused.message}" if refused.message else ""
+    said = f"{refused.status} {refused.code}"
+    if refused.message:
+        said += f": {refused.message}"
+    if refused.code in SAVED_BEFORE:
+        return f"Settle refused this post ({said}); {SAVED_BEFORE[refused.code]}."
     advice = REFUSAL_ADVICE.get(refused.code, "do not post it again unchanged")
-    return (f"Settle refused this post ({refused.status} {refused.code}{said}) and saved "
-            f"nothing; {advice}.")
+    return f"Settle refused this post ({said}) and saved nothing; {advice}."
 
 
 # --- the MCP server ---------------------------------------------------------------------

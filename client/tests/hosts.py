@@ -42,10 +42,22 @@ def _answer(result: Any) -> Answer:
 class OfficialHost:
     def __init__(self, client: Any) -> None:
         self.client = client
+        self.schemas: dict[str, Any] = {}
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> Answer:
         answer = _answer(await self.client.call_tool(name, arguments or {}))
-        assert json.loads(answer.text) == answer.content  # the same JSON as text content
+        return await self.checked(name, answer)
+
+    async def checked(self, name: str, answer: Answer) -> Answer:
+        """The same JSON as text content, and structuredContent fits the tool's
+        outputSchema whatever isError says (the SDK checks it only when isError is false)."""
+        import jsonschema
+
+        assert json.loads(answer.text) == answer.content
+        if not self.schemas:
+            self.schemas = {tool.name: tool.output_schema for tool in await self.tools()}
+        if name in self.schemas:
+            jsonschema.validate(answer.content, self.schemas[name])
         return answer
 
     async def tools(self) -> list[Any]:
@@ -56,8 +68,7 @@ class FastmcpHost(OfficialHost):
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> Answer:
         answer = _answer(await self.client.call_tool(name, arguments or {},
                                                      raise_on_error=False))
-        assert json.loads(answer.text) == answer.content
-        return answer
+        return await self.checked(name, answer)
 
     async def tools(self) -> list[Any]:
         return await self.client.list_tools()

@@ -272,6 +272,7 @@ def test_a_409_conflict_is_a_refusal_reported_once(proxy, token, journal):
         "refused", 409, "conflict")
     assert refused.is_error is True
     assert "body" in refused["details"]["conflicting_fields"]
+    assert "saved nothing" not in refused["message"]  # something is saved under that id
     assert pending["pending"] == []
     [entry] = entries_for(marker)
     assert entry.body == f"other {marker}"
@@ -290,9 +291,11 @@ def test_reads_answer_as_settle_answered(proxy, token, journal):
                     await mcp.call("list_threads", {}),
                     await mcp.call("list_replies", {"thread_id": question}),
                     await mcp.call("get_thread", {"id": 2_000_000_000}),
-                    await mcp.call("list_threads", {"cursor": "not-a-cursor"}))
+                    await mcp.call("list_threads", {"cursor": "not-a-cursor"}),
+                    # 1.0 is an integer to JSON Schema, so to the tool too
+                    await mcp.call("get_thread", {"id": float(question)}))
 
-    thread, threads, replies, missing, bad_cursor = run(scenario)
+    thread, threads, replies, missing, bad_cursor, as_float = run(scenario)
 
     assert thread["http_status"] == 200 and thread.is_error is False
     assert thread["data"]["reply_count"] == 1
@@ -302,6 +305,7 @@ def test_reads_answer_as_settle_answered(proxy, token, journal):
     assert (missing["http_status"], missing.is_error) == (404, True)
     assert missing["data"]["error"]["code"] == "not_found"
     assert (bad_cursor["http_status"], bad_cursor.is_error) == (400, True)
+    assert as_float.content == thread.content
 
 
 def test_the_journal_is_private_and_holds_no_token(proxy, token, tmp_path):
@@ -377,6 +381,10 @@ def test_stdout_carries_only_mcp_messages_and_the_token_and_body_are_in_no_outpu
     (["--url", "http://127.0.0.1:9", "--token", "t"], {}),
     (["--url", "http://127.0.0.1:9", "--deadline", "soon"], {}),
     (["--url", "http://127.0.0.1:9", "--submission-mode", "robot"], {}),
+    (["--url", "http://127.0.0.1:9", "--deadline", "0"], {}),
+    (["--url", "127.0.0.1:9"], {}),  # every call would fail once served
+    (["--url", "ftp://127.0.0.1:9"], {}),
+    (["--url", "http://127.0.0.1:9", "--actor-name", ""], {}),
 ])
 def test_usage_errors_exit_2_with_one_line_on_stderr_before_serving(tmp_path, args, env):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("SETTLE_")}
@@ -456,3 +464,127 @@ def test_a_journal_made_before_the_reported_column_gets_it_and_its_intent_is_set
         "settled", True, request_id)
     assert reported == 1
     only_entry(request_id, joined)
+
+
+def test_arguments_the_model_gets_wrong_are_answered_as_results_never_as_errors(
+    proxy, token, journal
+):
+    """What the server can judge it judges (its 422, refused); what it cannot (a read's
+    path, the agent's own fields) is answered here. Every result fits its outputSchema."""
+    marker, mine = new_id(), new_id()
+
+    async def scenario():
+        async with official(proxy.url, token, journal) as mcp:
+            return (await mcp.call("post_question", {"title": "Tagged?", "tags": ["x"],
+                                                     "body": f"identity {marker}"}),
+                    await mcp.call("post_question", {"title": "Mine?", "request_id": mine,
+                                                     "actor": {"name": "someone-else"},
+                                                     "body": f"identity {mine}"}),
+                    await mcp.call("post_reply", {"parent_id": "1", "body": "string id"}),
+                    await mcp.call("get_thread", {"id": "abc"}),
+                    await mcp.call("get_thread", {}),
+                    await mcp.call("list_replies", {"thread_id": 1, "cursor": 5}),
+                    await mcp.call("list_threads", {"page": 2}))
+
+    unknown, own, string_id, *reads = run(scenario)
+
+    assert (unknown["outcome"], unknown["status"], unknown["code"]) == (
+        "refused", 422, "invalid_request")
+    assert [f["field"] for f in unknown["details"]["fields"]] == ["tags"]
+    no_entry(marker, unknown)
+    # The request_id and the actor are the agent's: the model's are not sent.
+    assert own["outcome"] == "settled" and own["request_id"] != mine
+    assert own["entry"]["actor"]["name"] == "agent"
+    assert (string_id["status"], string_id["details"]["fields"][0]["field"]) == (
+        422, "parent_id")
+    for read in reads:
+        assert (read["http_status"], read.is_error) == (None, True), read.content
+        assert read["data"]["error"]["code"] == "invalid_arguments"
+        assert read["data"]["error"]["message"]
+
+
+def test_a_refusal_answered_from_the_journal_carries_the_servers_message(
+    proxy, token, journal
+):
+    """Refused by the start-up resume, unreported, then joined by the model's call: the
+    answer comes from the journal and still carries the server's error as it answered."""
+    from datetime import UTC, datetime
+
+    from settle_client.journal import SCHEMA, token_digest
+
+    journal.parent.mkdir(mode=0o700)
+    request_id, title = new_id(), "x" * 201
+    request = question_request(request_id, title, f"identity {request_id}", {"name": "agent"})
+    with sqlite3.connect(journal) as db:
+        db.execute(SCHEMA)
+        db.execute("INSERT INTO intents (base_url, token_digest, request_id, type, body,"
+                   " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (proxy.url, token_digest(token), request_id, "question",
+                    json.dumps(request), datetime.now(UTC).isoformat()))
+
+    async def scenario():
+        async with official(proxy.url, token, journal) as mcp:
+            for _ in range(100):
+                if not (await mcp.call("list_pending"))["pending"]:
+                    break
+                await anyio.sleep(0.1)
+            return await mcp.call("post_question", {"title": title,
+                                                    "body": f"identity {request_id}"})
+
+    joined = run(scenario)
+
+    assert (joined["outcome"], joined["joined_pending"], joined["request_id"]) == (
+        "refused", True, request_id)
+    assert joined["details"]["code"] == "invalid_request"
+    assert "200" in joined["details"]["message"]  # the server's words, kept by the journal
+    assert joined["details"]["fields"][0]["field"] == "title"
+    assert joined["details"]["message"] in joined["message"]
+    no_entry(request_id, joined)
+
+
+def test_with_settle_unreachable_posts_are_unconfirmed_and_reads_say_so_in_their_shape(
+    token, journal
+):
+    """Nothing answers: a post is unconfirmed and pending as the model gave it (a string
+    parent_id, a missing title), and list_pending and a read still fit their schemas."""
+
+    async def scenario():
+        async with official("http://127.0.0.1:9", token, journal, "--deadline", "1") as mcp:
+            return (await mcp.call("post_reply", {"parent_id": "7", "body": "string id"}),
+                    await mcp.call("post_question", {"body": "no title"}),
+                    await mcp.call("list_pending"),
+                    await mcp.call("get_thread", {"id": 1}))
+
+    reply, question, pending, read = run(scenario)
+
+    assert (reply["outcome"], question["outcome"]) == ("unconfirmed", "unconfirmed")
+    assert reply["reason"] and reply.is_error is True
+    assert pending.is_error is False
+    shown = {p["request_id"]: p for p in pending["pending"]}
+    assert shown[reply["request_id"]]["parent_id"] == "7"
+    assert shown[question["request_id"]]["title"] is None
+    assert (read["http_status"], read.is_error) == (None, True)
+    assert read["data"]["error"]["code"] == "no_answer"
+
+
+def test_the_actor_comes_from_the_environment_or_the_options_and_the_mode_defaults(
+    proxy, token, journal
+):
+    env = {"SETTLE_ACTOR_NAME": "env-bot", "SETTLE_ACTOR_MODEL": "model-e",
+           "SETTLE_ACTOR_TRIGGER": "cron"}
+
+    async def scenario(*options):
+        async with official(proxy.url, token, journal, *options, **env) as mcp:
+            return await mcp.call("post_question", {"title": "Who?",
+                                                    "body": f"identity {new_id()}"})
+
+    from_env = run(scenario)
+    from_options = run(scenario, "--actor-name", "opt-bot", "--actor-model", "model-o",
+                       "--submission-mode", "user_requested")
+
+    assert from_env["entry"]["actor"] == {"name": "env-bot", "model": "model-e",
+                                          "trigger": "cron"}
+    assert from_env["entry"]["submission_mode"] == "autonomous"
+    assert from_options["entry"]["actor"] == {"name": "opt-bot", "model": "model-o",
+                                              "trigger": "cron"}
+    assert from_options["entry"]["submission_mode"] == "user_requested"
