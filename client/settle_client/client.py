@@ -217,9 +217,7 @@ class Client:
             logger.info("%s settled (%s), entry %s", request_id, outcome.how,
                         outcome.entry.get("id"))
         else:
-            # The server's message too: a refusal answered from the journal tells it again.
-            self.journal.record(request_id, state="refused",
-                                outcome={**outcome.as_json(), "message": outcome.message})
+            self.journal.record(request_id, state="refused", outcome=outcome.as_json())
             logger.info("%s refused: %s %s", request_id, outcome.status, outcome.code)
         return outcome
 
