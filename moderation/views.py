@@ -398,9 +398,17 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     return redirect("console:tokens")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @console("administer")
 def erase(request: HttpRequest) -> HttpResponse:
+    """GET, or POST with `step=confirm` (the tokens page's `Erase entries`, carrying what
+    was typed there), asks for confirmation with what would be erased; any other POST
+    starts the erasure. As with deleting one entry, nothing irreversible is one click."""
+    if request.method == "GET" or request.POST.get("step") == "confirm":
+        asked = erasure_views.erase_confirmation(request)
+        if isinstance(asked, HttpResponse):
+            return asked
+        return _page(request, "moderation/erase_confirm.html", asked)
     return erasure_views.erase_start(request, actor=_operator(request))
 
 
