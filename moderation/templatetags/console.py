@@ -69,3 +69,16 @@ def age(value) -> str:
     if seconds < 86400:
         return f"{hours} h {minutes % 60} min"
     return f"{days} d {hours % 24} h"
+
+
+@register.filter
+def counted(count, noun: str) -> str:
+    """A count with its noun in the right number: a job's counts are keyed by the plural
+    (`threads`, `entries`, `audit_events`), so 1 reads `1 thread`, 3 read `3 entries`."""
+    noun = str(noun).replace("_", " ")
+    if count == 1:
+        if noun.endswith("ies"):
+            noun = noun[:-3] + "y"
+        elif noun.endswith("s"):
+            noun = noun[:-1]
+    return f"{count} {noun}"
