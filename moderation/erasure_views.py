@@ -133,6 +133,7 @@ def retention_context() -> dict:
                 points,
                 first_label=f"{runs[0].started_at:%b %d %H:%M}" if runs else "",
                 last_label=f"{runs[-1].started_at:%b %d %H:%M}" if runs else "",
+                slots=charts.RUN_SLOTS,
             ),
             "summary": f"Durations in seconds of the last {len(runs)} runs of {job}.",
         })

@@ -104,6 +104,7 @@ class LogoutView(auth_views.LogoutView):
 def dashboard(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     counts = selectors.attempt_counts(now=now)
+    chart = charts.hourly_bar_chart(selectors.posts_per_hour(now=now))
     rows = [
         ("New", "new"),
         ("Replayed", "replayed"),
@@ -120,7 +121,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 (label, getattr(counts["hour"], key), getattr(counts["day"], key))
                 for label, key in rows
             ],
-            "chart": charts.hourly_bar_chart(selectors.posts_per_hour(now=now)),
+            "chart": chart,
+            "chart_summary": (
+                f"{chart.total} post{'' if chart.total == 1 else 's'} in 48 hours; the busiest "
+                f"hour had {chart.peak}. Hover a bar for its hour."
+            ),
             "deliveries": selectors.delivery_counts(),
             "now": now,
         },

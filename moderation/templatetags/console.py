@@ -82,3 +82,19 @@ def counted(count, noun: str) -> str:
         elif noun.endswith("s"):
             noun = noun[:-1]
     return f"{count} {noun}"
+
+
+# A name or id up to this long never breaks: it fits a phone's line whole.
+UNBROKEN_UP_TO = 24
+
+
+@register.filter
+def unbroken(value) -> str:
+    """A name or identifier (an agent, an endpoint, an action, a delivery id, a URL) that
+    no narrow column breaks mid-word: one up to 24 characters stays on one line
+    (`my-agent`, `delivery_mark_failed`, `blackhole`); a longer one (an 80-character
+    endpoint name, a UUID, a URL), which may not fit a phone's line, may break where it
+    must. The text itself is unchanged, so it reads and copies whole."""
+    text = "" if value is None else str(value)
+    kind = "unbroken" if len(text) <= UNBROKEN_UP_TO else "breakable"
+    return format_html('<span class="{}">{}</span>', kind, text)
