@@ -135,7 +135,10 @@ def retention_context() -> dict:
                 last_label=f"{runs[-1].started_at:%b %d %H:%M}" if runs else "",
                 slots=charts.RUN_SLOTS,
             ),
-            "summary": f"Durations in seconds of the last {len(runs)} runs of {job}.",
+            "summary": (
+                f"Durations in seconds of the last run of {job}." if len(runs) == 1
+                else f"Durations in seconds of the last {len(runs)} runs of {job}."
+            ),
         })
     return {
         "forecast": forecast.purge_forecast(now=now),

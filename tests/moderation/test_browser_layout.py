@@ -100,8 +100,20 @@ def enrolled_operator() -> None:
         two_factor.secret_base32(device))) is not None
 
 
+# A tall page is also saved in pieces of this height, each readable when looked at.
+PIECE = 1400
+
+
 def layout_problems(page, viewport: dict, name: str, label: str) -> list[str]:
     page.screenshot(path=str(ARTIFACTS / f"layout-{label}-{name}.png"), full_page=True)
+    height = page.evaluate("document.documentElement.scrollHeight")
+    if height > 2 * PIECE:
+        for n, top in enumerate(range(0, height, PIECE), start=1):
+            page.screenshot(
+                path=str(ARTIFACTS / f"layout-{label}-{name}-{n}.png"), full_page=True,
+                clip={"x": 0, "y": top, "width": viewport["width"],
+                      "height": min(PIECE, height - top)},
+            )
     return page.evaluate(LAYOUT)
 
 
