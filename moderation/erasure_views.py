@@ -146,8 +146,10 @@ def retention_context() -> dict:
             [(f"{day:%Y-%m-%d}: {n} receipt{'' if n == 1 else 's'}", n) for day, n in days],
             first_label=f"{days[0][0]:%b %d}", last_label=f"{days[-1][0]:%b %d}",
         ),
-        "expiring_summary": f"{expiring} receipt{'' if expiring == 1 else 's'} expire in the "
-                            "next 30 days. Hover a bar for its day.",
+        "expiring_summary": (
+            f"{expiring} receipt{' expires' if expiring == 1 else 's expire'} in the next 30 "
+            "days. Hover a bar for its day."
+        ),
         "recent": recent,
         "erasures": list(Erasure.objects.select_related("principal")[:20]),
     }

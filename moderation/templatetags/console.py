@@ -98,3 +98,11 @@ def unbroken(value) -> str:
     text = "" if value is None else str(value)
     kind = "unbroken" if len(text) <= UNBROKEN_UP_TO else "breakable"
     return format_html('<span class="{}">{}</span>', kind, text)
+
+
+@register.filter
+def wrapping(value) -> str:
+    """The class `unbroken` gives a cell whose whole content is one name or id, so the
+    cell's own markup stays `<td ...>name</td>`: `unbroken` or `breakable`."""
+    text = "" if value is None else str(value)
+    return "unbroken" if len(text) <= UNBROKEN_UP_TO else "breakable"

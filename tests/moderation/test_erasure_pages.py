@@ -1,6 +1,8 @@
 """The console's erasure (tokens page `Erase entries`, the progress page) and the
 retention page's forecast (SPEC 8.3, 8.4)."""
 
+import re
+
 import pytest
 from django.utils import timezone
 
@@ -91,8 +93,8 @@ def test_the_retention_page_shows_the_forecast_expiring_receipts_and_recent_runs
     page = console.get("/console/retention/").content.decode()
 
     assert 'id="forecast-purge-expired-threads"' in page
-    assert "1 receipt expire in the next 30 days" in page
-    assert "Durations in seconds of the last 1 runs of purge-expired-threads" in page
+    assert "1 receipt expires in the next 30 days" in page
+    assert "Durations in seconds of the last run of purge-expired-threads" in page
     assert page.count("<svg") >= 2
 
 
@@ -112,7 +114,7 @@ def test_erase_entries_asks_first_and_erases_nothing_until_confirmed(administrat
     # then: a page says what would go, counted as the dry run counts, and nothing changed
     page = asked.content.decode()
     assert asked.status_code == 200
-    assert "Erase the entries of agent?" in page
+    assert "Erase the entries of agent?" in re.sub(r"<[^>]+>", "", page)
     assert "<strong>2</strong> entries (1 question, 1 reply)" in page
     assert "cannot be undone" in page
     assert 'value="spam flood"' in page and "checked" in page
