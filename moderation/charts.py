@@ -4,8 +4,14 @@ from dataclasses import dataclass
 
 from moderation.selectors import HourCount
 
-WIDTH, HEIGHT = 720, 160
-LEFT, BOTTOM, TOP = 36, 20, 8
+WIDTH, HEIGHT = 720, 140
+# The axis' words and figures are HTML beside the SVG (templates/moderation/_svg_chart.html):
+# drawn inside it they scaled with the card, larger than the page's text at a desk and
+# cut at its edges on a phone. The SVG holds the bars and the baseline only.
+LEFT, BOTTOM, TOP = 0, 1, 2
+# The runs chart keeps a slot for each of the last 30 runs: one run is one thin bar, not a
+# block across the whole chart.
+RUN_SLOTS = 30
 
 
 @dataclass(frozen=True)
@@ -61,13 +67,14 @@ def hourly_bar_chart(hours: list[HourCount]) -> BarChart:
 
 
 def labelled_bar_chart(
-    points: list[tuple[str, float]], *, first_label: str, last_label: str
+    points: list[tuple[str, float]], *, first_label: str, last_label: str, slots: int = 1
 ) -> BarChart:
     """A bar per (label, value), drawn like the dashboard's: the retention page's
-    receipts expiring per day and purge run durations."""
+    receipts expiring per day and purge run durations. At least `slots` slots wide, so a
+    few points stay bars of the width many would have."""
     peak = max((value for _, value in points), default=0)
     scale = (HEIGHT - BOTTOM - TOP) / peak if peak else 0
-    slot = (WIDTH - LEFT) / max(len(points), 1)
+    slot = (WIDTH - LEFT) / max(len(points), slots, 1)
     baseline = HEIGHT - BOTTOM
     bars = [
         Bar(

@@ -237,4 +237,7 @@ def _back(request: HttpRequest) -> HttpResponse:
 
 
 def _words(refused: Exception) -> str:
-    return str(getattr(refused, "message", None) or refused).rstrip(".")
+    """The refusal in the console's words (a command's names its flags)."""
+    return str(
+        getattr(refused, "console", None) or getattr(refused, "message", None) or refused
+    ).rstrip(".")

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from kombu.exceptions import KombuError
 
+from board.models import Principal
 from board.retention.moments import aware_moment
 from maintenance import forecast
 from moderation import charts, erasure
@@ -37,11 +38,51 @@ class EraseForm(forms.Form):
             ) from None
 
 
+class EraseAskForm(EraseForm):
+    """The tokens page's `Erase entries`: the confirmation page asks for a missing reason."""
+
+    reason = forms.CharField(max_length=REASON_MAX, strip=True, required=False)
+
+
+def _refused(form: EraseForm) -> str:
+    return " ".join(str(e) for field in form.errors.values() for e in field)
+
+
+def erase_confirmation(request: HttpRequest) -> dict | HttpResponse:
+    """What an erase would delete now (the dry run's counts, through the service that
+    `erase --dry-run` calls), for the page that asks before anything is erased; or a
+    redirect with a message when there is nothing to ask about (an unknown agent, a bad
+    `since`). The reason may still be empty: the page asks for it."""
+    asked = request.GET if request.method == "GET" else request.POST
+    form = EraseAskForm(asked)
+    if not form.is_valid():
+        messages.error(request, f"Nothing erased. {_refused(form)}")
+        return redirect("console:tokens")
+    data = form.cleaned_data
+    try:
+        counts = erasure.erasure_preview(name=data["name"], since=data["since"])
+    except erasure.ErasureRefused as refusal:
+        messages.error(request, f"Nothing erased: {refusal}.")
+        return redirect("console:tokens")
+    principal = Principal.objects.get(name=data["name"])
+    return {
+        "principal": principal,
+        "counts": counts,
+        "since": data["since"],
+        "since_text": asked.get("since", "").strip(),
+        "reason": asked.get("reason", "").strip()[:REASON_MAX],
+        "revoke_tokens": data["revoke_tokens"],
+        "live_tokens": principal.tokens.filter(revoked_at__isnull=True).count(),
+        "running": Erasure.objects.filter(
+            principal=principal, state=Erasure.State.RUNNING
+        ).first(),
+    }
+
+
 def erase_start(request: HttpRequest, *, actor: str) -> HttpResponse:
     form = EraseForm(request.POST)
     if not form.is_valid():
-        errors = " ".join(str(e) for field in form.errors.values() for e in field)
-        messages.error(request, f"Nothing erased. {errors}")
+        messages.error(request, f"Nothing erased. {_refused(form)}")
         return redirect("console:tokens")
     data = form.cleaned_data
     try:
@@ -92,8 +133,12 @@ def retention_context() -> dict:
                 points,
                 first_label=f"{runs[0].started_at:%b %d %H:%M}" if runs else "",
                 last_label=f"{runs[-1].started_at:%b %d %H:%M}" if runs else "",
+                slots=charts.RUN_SLOTS,
             ),
-            "summary": f"Durations in seconds of the last {len(runs)} runs of {job}.",
+            "summary": (
+                f"Durations in seconds of the last run of {job}." if len(runs) == 1
+                else f"Durations in seconds of the last {len(runs)} runs of {job}."
+            ),
         })
     return {
         "forecast": forecast.purge_forecast(now=now),
@@ -101,8 +146,10 @@ def retention_context() -> dict:
             [(f"{day:%Y-%m-%d}: {n} receipt{'' if n == 1 else 's'}", n) for day, n in days],
             first_label=f"{days[0][0]:%b %d}", last_label=f"{days[-1][0]:%b %d}",
         ),
-        "expiring_summary": f"{expiring} receipt{'' if expiring == 1 else 's'} expire in the "
-                            "next 30 days. Hover a bar for its day.",
+        "expiring_summary": (
+            f"{expiring} receipt{' expires' if expiring == 1 else 's expire'} in the next 30 "
+            "days. Hover a bar for its day."
+        ),
         "recent": recent,
         "erasures": list(Erasure.objects.select_related("principal")[:20]),
     }

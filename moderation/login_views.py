@@ -30,6 +30,7 @@ def enrol(request: HttpRequest) -> HttpResponse:
     context = {"access": access, "enrolled": user_has_device(user), "error": ""}
     if context["enrolled"]:
         return _no_store(render(request, "moderation/two_factor.html", context))
+    device = None
     if request.method == "POST":
         device = two_factor.device_unconfirmed(user=user)
         codes = None
@@ -42,8 +43,14 @@ def enrol(request: HttpRequest) -> HttpResponse:
             request.session.cycle_key()
             context.update(enrolled=True, recovery_codes=codes)
             return _no_store(render(request, "moderation/two_factor.html", context))
-        context["error"] = "That code did not match. Scan this new secret and try again."
-    device = two_factor.device_unconfirmed_new(user=user)
+        # A typo keeps the secret the app already holds: a new one would mean adding the
+        # account to the app again.
+        context["error"] = (
+            "That code did not match. The secret is unchanged: type the code the app "
+            "shows now." if device is not None
+            else "That code did not match. Scan this secret and try again."
+        )
+    device = device or two_factor.device_unconfirmed_new(user=user)
     context.update(
         qr_code=two_factor.qr_code_svg(device), secret=two_factor.secret_base32(device)
     )

@@ -77,7 +77,7 @@ def retention_policy(request: HttpRequest) -> HttpResponse:
                 actor=_operator(request), policy=policy, seconds=seconds, principal=principal
             )
     except retention.PolicyRefused as refused:
-        messages.error(request, f"Nothing changed. {refused}")
+        messages.error(request, f"Nothing changed. {refused.console}")
     else:
         who = f" for {principal}" if principal else ""
         messages.success(
@@ -103,7 +103,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
             thread_id=int(thread) if thread else None, principal=principal or None,
         )
     except holds.HoldRefused as refused:
-        messages.error(request, f"No hold placed. {refused}")
+        messages.error(request, f"No hold placed. {refused.console}")
     else:
         messages.success(request, f"Hold {hold.pk} placed.")
     return _back(request)
@@ -117,7 +117,7 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
             actor=_operator(request), hold_id=hold_id, reason=request.POST.get("reason", "")
         )
     except holds.HoldRefused as refused:
-        messages.error(request, f"Not released. {refused}")
+        messages.error(request, f"Not released. {refused.console}")
     else:
         messages.success(request, f"Hold {hold_id} released.")
     return _back(request)
@@ -127,6 +127,7 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
 @console()
 def retention_page(request: HttpRequest) -> HttpResponse:
     overview = maintenance.retention_overview(timezone.now())
+    in_force = retention.retention_current(fresh=True)
     rows = [
         {
             "job": job,
@@ -134,6 +135,9 @@ def retention_page(request: HttpRequest) -> HttpResponse:
                 job.retention
             ),
             "variable": "" if job.setting in FIXED_RETENTIONS else job.setting,
+            # Where the value comes from: a value an administrator set is the console's,
+            # and the variable is then only the default it replaced (SPEC 8.1).
+            "source": _source(in_force, job.setting),
             # Only an interval job with no recorded run lacks a next run: beat sends it
             # within one interval of starting, which is all that can truly be said.
             "within": job.schedule.removeprefix("every "),
@@ -150,6 +154,11 @@ def retention_page(request: HttpRequest) -> HttpResponse:
             **policies_and_holds_context(),
         },
     )
+
+
+def _source(in_force: dict[str, retention.InForce], setting: str) -> str:
+    policy = retention.POLICY_OF_SETTING.get(setting)
+    return in_force[policy].source if policy else ""
 
 
 @require_POST

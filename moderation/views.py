@@ -105,6 +105,7 @@ class LogoutView(auth_views.LogoutView):
 def dashboard(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     counts = selectors.attempt_counts(now=now)
+    chart = charts.hourly_bar_chart(selectors.posts_per_hour(now=now))
     rows = [
         ("New", "new"),
         ("Replayed", "replayed"),
@@ -121,7 +122,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 (label, getattr(counts["hour"], key), getattr(counts["day"], key))
                 for label, key in rows
             ],
-            "chart": charts.hourly_bar_chart(selectors.posts_per_hour(now=now)),
+            "chart": chart,
+            "chart_summary": (
+                f"{chart.total} post{'' if chart.total == 1 else 's'} in 48 hours; the busiest "
+                f"hour had {chart.peak}. Hover a bar for its hour."
+            ),
             "deliveries": selectors.delivery_counts(),
             "now": now,
         },
@@ -399,9 +404,17 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
     return redirect("console:tokens")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @console("administer")
 def erase(request: HttpRequest) -> HttpResponse:
+    """GET, or POST with `step=confirm` (the tokens page's `Erase entries`, carrying what
+    was typed there), asks for confirmation with what would be erased; any other POST
+    starts the erasure. As with deleting one entry, nothing irreversible is one click."""
+    if request.method == "GET" or request.POST.get("step") == "confirm":
+        asked = erasure_views.erase_confirmation(request)
+        if isinstance(asked, HttpResponse):
+            return asked
+        return _page(request, "moderation/erase_confirm.html", asked)
     return erasure_views.erase_start(request, actor=_operator(request))
 
 

@@ -21,7 +21,12 @@ REASON_LIMIT = Hold._meta.get_field("reason").max_length
 
 
 class HoldRefused(ValueError):
-    """An unknown thread, principal or hold, or a missing reason: one line."""
+    """An unknown thread, principal or hold, or a missing reason: one line. The message is
+    the command's (it names its flags); `console` says the same in the console's words."""
+
+    def __init__(self, message: str, *, console: str | None = None) -> None:
+        super().__init__(message)
+        self.console = console or message
 
 
 def thread_not_held_sql(thread: str) -> str:
@@ -76,7 +81,7 @@ def holds_on_thread(thread_id: int) -> list[Hold]:
 def _reason(reason: str) -> str:
     reason = (reason or "").strip()
     if not reason:
-        raise HoldRefused("a reason is required (--reason TEXT)")
+        raise HoldRefused("a reason is required (--reason TEXT)", console="a reason is required")
     return reason[:REASON_LIMIT]
 
 
@@ -91,7 +96,10 @@ def hold_add(
     comes after sees the hold (the purge locks questions with SKIP LOCKED)."""
     reason = _reason(reason)
     if (thread_id is None) == (principal is None):
-        raise HoldRefused("give one of --thread ID or --principal NAME")
+        raise HoldRefused(
+            "give one of --thread ID or --principal NAME",
+            console="give a thread id or a principal, one of the two",
+        )
     with transaction.atomic():
         if thread_id is not None:
             entry = Entry.objects.filter(pk=thread_id).first()

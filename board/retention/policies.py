@@ -56,7 +56,13 @@ POLICY_OF_SETTING = {setting: policy for policy, setting in _SETTINGS.items()}
 
 
 class PolicyRefused(ValueError):
-    """A value, policy or principal refused; the message is one line naming the policy."""
+    """A value, policy or principal refused; the message is one line naming the policy.
+    It is the command's; `console` says the same in the console's words where the
+    command's names a flag."""
+
+    def __init__(self, message: str, *, console: str | None = None) -> None:
+        super().__init__(message)
+        self.console = console or message
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,10 @@ class Change:
 
 def _principal_locked(policy: str, name: str) -> Principal:
     if policy != ENTRY:
-        raise PolicyRefused(f"{policy}: --principal applies to the entry policy only")
+        raise PolicyRefused(
+            f"{policy}: --principal applies to the entry policy only",
+            console=f"{policy}: an agent's own retention applies to the entry policy only",
+        )
     principal = Principal.objects.select_for_update().filter(name=name).first()
     if principal is None:
         raise PolicyRefused(f"{policy}: unknown principal {name!r}")

@@ -72,7 +72,10 @@ def url_checked(url: str, *, allow_private: bool, what: str = "the URL") -> str:
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise DeliveryRefused(f"{what} must be an https URL with a host")
     if parts.scheme == "http" and not allow_private:
-        raise DeliveryRefused(f"{what} must use https (http only with --allow-private)")
+        raise DeliveryRefused(
+            f"{what} must use https (http only with --allow-private)",
+            console=f"{what} must use https (http only with Allow private addresses ticked)",
+        )
     if "@" in parts.netloc:
         raise DeliveryRefused(f"{what} must not hold a user name or password")
     if parts.fragment or url.endswith("#"):

@@ -69,3 +69,40 @@ def age(value) -> str:
     if seconds < 86400:
         return f"{hours} h {minutes % 60} min"
     return f"{days} d {hours % 24} h"
+
+
+@register.filter
+def counted(count, noun: str) -> str:
+    """A count with its noun in the right number: a job's counts are keyed by the plural
+    (`threads`, `entries`, `audit_events`), so 1 reads `1 thread`, 3 read `3 entries`."""
+    noun = str(noun).replace("_", " ")
+    if count == 1:
+        if noun.endswith("ies"):
+            noun = noun[:-3] + "y"
+        elif noun.endswith("s"):
+            noun = noun[:-1]
+    return f"{count} {noun}"
+
+
+# A name or id up to this long never breaks: it fits a phone's line whole.
+UNBROKEN_UP_TO = 24
+
+
+@register.filter
+def unbroken(value) -> str:
+    """A name or identifier (an agent, an endpoint, an action, a delivery id, a URL) that
+    no narrow column breaks mid-word: one up to 24 characters stays on one line
+    (`my-agent`, `delivery_mark_failed`, `blackhole`); a longer one (an 80-character
+    endpoint name, a UUID, a URL), which may not fit a phone's line, may break where it
+    must. The text itself is unchanged, so it reads and copies whole."""
+    text = "" if value is None else str(value)
+    kind = "unbroken" if len(text) <= UNBROKEN_UP_TO else "breakable"
+    return format_html('<span class="{}">{}</span>', kind, text)
+
+
+@register.filter
+def wrapping(value) -> str:
+    """The class `unbroken` gives a cell whose whole content is one name or id, so the
+    cell's own markup stays `<td ...>name</td>`: `unbroken` or `breakable`."""
+    text = "" if value is None else str(value)
+    return "unbroken" if len(text) <= UNBROKEN_UP_TO else "breakable"

@@ -31,6 +31,13 @@ def test_an_administrator_erases_an_agents_entries_and_watches_the_progress_bar(
         row = browser_page.locator("#agent-spammer")
         row.get_by_label("Reason for erasing the entries of spammer").fill("spam flood")
         row.get_by_role("button", name="Erase entries").click()
+        # the confirmation says what would go; nothing is erased until it is confirmed
+        browser_page.get_by_role("heading", name="Erase the entries of spammer?").wait_for()
+        assert "120 entries (12 questions, 108 replies)" in browser_page.locator(
+            "#erase-counts"
+        ).inner_text()
+        assert not Erasure.objects.exists()
+        browser_page.get_by_role("button", name="Erase entries").click()
         browser_page.get_by_role("heading", name="Erasure of spammer").wait_for()
         bar = browser_page.locator("#erasure-progress")
         assert bar.get_attribute("max") == "120"

@@ -80,6 +80,8 @@ def test_an_administrator_changes_a_policy_holds_releases_erases_and_audits_each
         agent_row = page.locator("#agent-spammer")
         agent_row.get_by_label("Reason for erasing the entries of spammer").fill("spam flood")
         agent_row.get_by_role("button", name="Erase entries").click()
+        page.get_by_role("heading", name="Erase the entries of spammer?").wait_for()
+        page.get_by_role("button", name="Erase entries").click()
         page.get_by_role("heading", name="Erasure of spammer").wait_for()
         assert page.locator("#erasure-progress").get_attribute("max") == "24"
         page.locator("#erasure-status", has_text="finished").wait_for(timeout=90_000)

@@ -1,12 +1,16 @@
 """The console's erasure (tokens page `Erase entries`, the progress page) and the
 retention page's forecast (SPEC 8.3, 8.4)."""
 
-import pytest
+import re
 
+import pytest
+from django.utils import timezone
+
+from board import services as board
 from board.models import Entry
 from maintenance import services as maintenance
 from moderation.models import AuditEvent, Erasure
-from tests.conftest import question
+from tests.conftest import question, reply
 from tests.moderation.conftest import logged_in
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")
@@ -89,6 +93,76 @@ def test_the_retention_page_shows_the_forecast_expiring_receipts_and_recent_runs
     page = console.get("/console/retention/").content.decode()
 
     assert 'id="forecast-purge-expired-threads"' in page
-    assert "1 receipt expire in the next 30 days" in page
-    assert "Durations in seconds of the last 1 runs of purge-expired-threads" in page
+    assert "1 receipt expires in the next 30 days" in page
+    assert "Durations in seconds of the last run of purge-expired-threads" in page
     assert page.count("<svg") >= 2
+
+
+def test_erase_entries_asks_first_and_erases_nothing_until_confirmed(administrator, agent):
+    # given: an agent with a question and two replies, one of them already deleted
+    question_id = agent.post(question()).json()["id"]
+    agent.post(reply(question_id))
+    deleted = agent.post(reply(question_id)).json()["id"]
+    board.entry_delete(entry_id=deleted, now=timezone.now())
+    console = logged_in(administrator)
+
+    # when: the tokens page's `Erase entries` is pressed
+    asked = console.post("/console/tokens/erase", {
+        "name": "agent", "reason": "spam flood", "revoke_tokens": "1", "step": "confirm",
+    })
+
+    # then: a page says what would go, counted as the dry run counts, and nothing changed
+    page = asked.content.decode()
+    assert asked.status_code == 200
+    assert "Erase the entries of agent?" in re.sub(r"<[^>]+>", "", page)
+    assert "<strong>2</strong> entries (1 question, 1 reply)" in page
+    assert "cannot be undone" in page
+    assert 'value="spam flood"' in page and "checked" in page
+    assert not Erasure.objects.exists()
+    assert not AuditEvent.objects.filter(action="erase_start").exists()
+    assert Entry.objects.filter(deleted_at__isnull=True).count() == 2
+    assert agent.post(question()).status_code == 201  # its token still works
+
+    # when confirmed: the erasure starts
+    started = console.post("/console/tokens/erase", {
+        "name": "agent", "reason": "spam flood", "revoke_tokens": "1", "since": "",
+    })
+    assert started["Location"] == f"/console/erasures/{Erasure.objects.get().pk}/"
+
+
+def test_the_confirmation_counts_only_entries_since_and_names_one_entry_in_the_singular(
+    administrator, agent
+):
+    agent.post(question())
+    console = logged_in(administrator)
+
+    one = console.get("/console/tokens/erase", {"name": "agent"}).content.decode()
+    none = console.get(
+        "/console/tokens/erase", {"name": "agent", "since": "2999-01-01T00:00Z"}
+    ).content.decode()
+
+    assert "<strong>1</strong> entry (1 question, 0 replies)" in one
+    assert "<strong>0</strong> entries (0 questions, 0 replies) created since" in none
+    assert not Erasure.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [({"name": "nobody"}, "no agent is named"), ({"name": "agent", "since": "soon"}, "ISO-8601")],
+)
+def test_a_confirmation_that_cannot_be_asked_says_why(administrator, agent, query, message):
+    response = logged_in(administrator).get("/console/tokens/erase", query, follow=True)
+    assert message in response.content.decode()
+    assert response.redirect_chain[-1][0] == "/console/tokens/"
+
+
+def test_the_progress_page_counts_in_the_singular_and_plural(administrator, agent):
+    from moderation import erasure
+
+    agent.post(question())
+    started, _ = erasure.erasure_start(actor="admin", name="agent", reason="spam")
+    erasure.erasure_run(erasure_id=started.pk)
+
+    page = logged_in(administrator).get(f"/console/erasures/{started.pk}/").content.decode()
+
+    assert "of <strong>1</strong> entry erased (1 question, 0 replies)" in page

@@ -40,8 +40,8 @@ def test_it_shows_each_policy_its_last_run_and_the_tombstones(console):
     # then
     for job in maintenance.purge_jobs():
         assert job in page
-    assert "SETTLE_ENTRY_RETENTION" in page
-    for removed in ("1 threads", "1 entries", "1 receipts", "1 tombstones"):
+    assert "(from <code>SETTLE_ENTRY_RETENTION</code>)" in page
+    for removed in ("1 thread", "1 entry", "1 receipt", "1 tombstone"):
         assert removed in page
     assert re.search(r"<strong>1</strong> tombstone\s+taking \S+", page)
     assert "Run purge now" in page

@@ -175,3 +175,42 @@ def test_without_the_requirement_an_unenrolled_account_works_as_before(operator)
 
     assert client.get("/console/").status_code == 200
     assert client.get("/admin/").status_code == 200
+
+
+def test_a_typo_while_enrolling_keeps_the_secret_the_app_already_holds(operator):
+    client = logged_in(operator)
+    secret = client.get("/console/2fa/").context["secret"]
+
+    typo = client.post("/console/2fa/", {"code": wrong_code(secret)})
+
+    page = typo.content.decode()
+    assert "did not match" in page and "The secret is unchanged" in page
+    assert typo.context["secret"] == secret and secret in page
+    assert TOTPDevice.objects.filter(user=operator, confirmed=False).count() == 1
+    # the code the app shows for that same secret then confirms it
+    confirmed = client.post("/console/2fa/", {"code": code_for(secret)})
+    assert len(confirmed.context["recovery_codes"]) == 10
+
+
+def test_the_navigation_says_whether_the_account_gives_a_second_factor(operator):
+    client = logged_in(operator)
+    before = client.get("/console/").content.decode()
+    enrol(client)
+
+    after = client.get("/console/").content.decode()
+
+    assert '<a href="/console/2fa/">Set up two-factor</a>' in before
+    assert '<a href="/console/2fa/">Set up two-factor</a>' in after
+    assert 'id="two-factor-state"' in before and ">off</span>" in before
+    assert 'id="two-factor-state"' in after and ">on</span>" in after
+
+
+def test_the_code_step_shows_no_console_navigation(operator):
+    enrol(logged_in(operator))
+    client = password_login()
+
+    page = client.get("/console/login/code/").content.decode()
+
+    assert "Two-factor code" in page
+    assert 'nav class="console"' not in page and "read only" not in page
+    assert "Dashboard" not in page and "Log out" in page
