@@ -84,9 +84,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     # The console session's idle limit and 24-hour cap (SPEC 7.1).
-    "moderation.sessions.ConsoleSessionMiddleware",
+    "moderation.access.sessions.ConsoleSessionMiddleware",
     # Before any console or admin page: the second factor, when the account has one.
-    "moderation.two_factor.SecondFactorMiddleware",
+    "moderation.access.two_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # Last but one, as django-axes asks: it turns a locked login into the 429 page.
     "axes.middleware.AxesMiddleware",
@@ -190,17 +190,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# --- Who gets in (SPEC 7.1): login throttling by django-axes (moderation/throttling.py) ---
+# --- Who gets in (SPEC 7.1): login throttling by django-axes (moderation/access/throttling.py) ---
 # Axes' backend with Django's model backend in one: a locked username or address is
 # refused before any password is checked, and a check is reserved before it starts, so
 # attempts that arrive at once on many workers cannot pass the limits together.
-AUTHENTICATION_BACKENDS = ["moderation.throttling.SettleAxesBackend"]
-AXES_HANDLER = "moderation.throttling.SettleAxesHandler"
-AXES_CLIENT_IP_CALLABLE = "moderation.throttling.login_address"
+AUTHENTICATION_BACKENDS = ["moderation.access.throttling.SettleAxesBackend"]
+AXES_HANDLER = "moderation.access.throttling.SettleAxesHandler"
+AXES_CLIENT_IP_CALLABLE = "moderation.access.throttling.login_address"
 # A username longer than any account's is counted under a bounded key (axes' columns
 # hold 255 characters).
-AXES_USERNAME_CALLABLE = "moderation.throttling.login_username"
-AXES_LOCKOUT_CALLABLE = "moderation.throttling.lockout_response"
+AXES_USERNAME_CALLABLE = "moderation.access.throttling.login_username"
+AXES_LOCKOUT_CALLABLE = "moderation.access.throttling.lockout_response"
 # Counted apart: 5 failures for a username, or 20 from an address, within 15 minutes
 # (the handler answers axes with this limit whenever either lock is on).
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
@@ -212,18 +212,18 @@ AXES_RESET_ON_SUCCESS = False
 # Settle's audit log records logins; axes keeps only its counters, which the admin does
 # not show (deleting one there would be an unaudited unlock).
 AXES_DISABLE_ACCESS_LOG = True
-# One row a failure: the sliding window the limits count in (moderation/throttling.py).
+# One row a failure: the sliding window the limits count in (moderation/access/throttling.py).
 # The audit purge drops rows past a day; axes' own trim per username would delete the
 # newest rows first (its default order), so it is set where it never acts.
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_ACCESS_FAILURE_LOG_PER_USER_LIMIT = 1_000_000
 AXES_ENABLE_ADMIN = False
 AXES_VERBOSE = False
-# Console sessions (moderation/sessions.py): idle limit, and the cap since login (fixed).
+# Console sessions (moderation/access/sessions.py): idle limit, and the cap since login (fixed).
 SETTLE_CONSOLE_SESSION_IDLE = env_duration("SETTLE_CONSOLE_SESSION_IDLE", "8h")
 SETTLE_CONSOLE_SESSION_MAX_AGE = timedelta(hours=24)
 SESSION_COOKIE_AGE = int(SETTLE_CONSOLE_SESSION_MAX_AGE.total_seconds())
-# The second factor (moderation/two_factor.py). django-otp's own throttling is off: a wrong
+# The second factor (moderation/access/two_factor.py). django-otp's own throttling is off: a wrong
 # code counts as a failed login, under the lock above.
 SETTLE_CONSOLE_REQUIRE_2FA = env_bool("SETTLE_CONSOLE_REQUIRE_2FA", False)
 OTP_TOTP_ISSUER = "Settle"

@@ -9,8 +9,8 @@ class ModerationConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         from maintenance import forecast
+        from moderation.access.sessions import session_stamp_login
         from moderation.services import audit_purge
-        from moderation.sessions import session_stamp_login
 
         user_logged_in.connect(session_stamp_login, dispatch_uid="settle-session-login")
         forecast.purge_register(job="purge-audit-events", purge=audit_purge)

@@ -67,7 +67,7 @@ class Erasure(models.Model):
 
 class LoginReservation(models.Model):
     """A login attempt whose password (or second-factor code) is being checked now
-    (moderation/throttling.py). Taken before the check, under the username's and the
+    (moderation/access/throttling.py). Taken before the check, under the username's and the
     address's lock, and counted as a failure until the check ends: so attempts that
     arrive at once cannot all pass a limit none of them has reached yet. It becomes a
     failure (axes' failure log) or goes away with the check's answer; one whose worker

@@ -16,7 +16,7 @@ from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of
 from maintenance.deliveries.models import Delivery, Endpoint
 from maintenance.services import Batch, PurgeResult, run_batches
-from moderation.models import AuditEvent, LoginReservation
+from moderation.models import AuditEvent
 
 COMMAND_LINE = "command-line"
 
@@ -248,7 +248,7 @@ def audit_purge(
 ) -> PurgeResult:
     """Remove audit events older than `SETTLE_AUDIT_RETENTION` (a year), in batches, and
     the login failure log past a day: it counts failures of the last half hour only
-    (moderation/throttling.py); the audit events keep them for the year."""
+    (moderation/access/throttling.py); the audit events keep them for the year."""
     from axes.models import AccessFailureLog
 
     def batch(after) -> Batch:
@@ -461,99 +461,3 @@ def delivery_mark(*, actor: str, delivery_id, state: str, reason: str) -> Delive
         _delivery_audit(actor=actor, action=f"delivery_mark_{state}", delivery=delivery,
                         reason=reason.strip(), before=before)
     return delivery
-
-
-# --- Logins (SPEC 7.1) --------------------------------------------------------------------
-# A failed login's author is unknown: the username tried is a detail, not the actor.
-LOGIN_ACTOR = "anonymous"
-
-
-def login_failure_record(
-    *, username: str, address: str, path: str, refused: bool, stage: str = "password"
-) -> AuditEvent:
-    details = {"username": username, "address": address, "path": path, "stage": stage}
-    if refused:
-        details["refused"] = "locked"
-    return audit_record(
-        actor=LOGIN_ACTOR, action="login_failed", target_type="login", details=details
-    )
-
-
-def login_lock_record(
-    *, username: str, address: str, by: list[str], ends_at: datetime | None
-) -> AuditEvent:
-    return audit_record(
-        actor=LOGIN_ACTOR,
-        action="login_locked",
-        target_type="login",
-        details={
-            "username": username,
-            "address": address,
-            "locked_by": ", ".join(by),
-            "ends_at": ends_at.isoformat(timespec="seconds") if ends_at else "",
-        },
-    )
-
-
-def login_unlock(*, actor: str, username: str = "", address: str = "", reason: str = "") -> int:
-    """Lift a lock before it ends: forget the username's (and the address's) failures.
-
-    A username is named as tried or by the key it was counted under (an over-long one's
-    prefix and digest, as the audit shows it): both find the same failures."""
-    from axes.models import AccessAttempt, AccessFailureLog
-
-    from moderation.throttling import login_counts_locked, username_key
-
-    username, address = username_key(username.strip()), address.strip()
-    if not (username or address):
-        raise ValueError("name a username or an address to unlock")
-    with login_counts_locked(username=username or None, address=address or None):
-        forgotten = 0
-        # The failure log is what counts (moderation/throttling.py); axes' own rows and
-        # the checks under way go too.
-        if username:
-            forgotten += AccessFailureLog.objects.filter(username=username).delete()[0]
-            AccessAttempt.objects.filter(username=username).delete()
-            LoginReservation.objects.filter(username=username).delete()
-        if address:
-            forgotten += AccessFailureLog.objects.filter(ip_address=address).delete()[0]
-            AccessAttempt.objects.filter(ip_address=address).delete()
-            LoginReservation.objects.filter(address=address).delete()
-        details = {"username": username, "records_removed": forgotten}
-        if address:
-            details["address"] = address
-        audit_record(
-            actor=actor, action="login_unlocked", target_type="login", reason=reason,
-            details=details,
-        )
-    return forgotten
-
-
-def two_factor_confirm(*, actor: str, device, code: str) -> list[str] | None:
-    """Confirm an enrolment (audited); the recovery codes, or None for a wrong code."""
-    from moderation import two_factor
-
-    with transaction.atomic():
-        codes = two_factor.device_confirm(device=device, code=code)
-        if codes is not None:
-            audit_record(
-                actor=actor, action="two_factor_enrolled", target_type="user",
-                target_ids=[device.user_id], details={"username": device.user.get_username()},
-            )
-    return codes
-
-
-def two_factor_reset(*, actor: str, username: str, reason: str = "") -> int:
-    """Remove an account's second factor (its authenticator and recovery codes)."""
-    from django.contrib.auth import get_user_model
-
-    from moderation import two_factor
-
-    user = get_user_model().objects.get_by_natural_key(username)
-    with transaction.atomic():
-        removed = two_factor.devices_remove(user=user)
-        audit_record(
-            actor=actor, action="two_factor_reset", target_type="user", target_ids=[user.pk],
-            reason=reason, details={"username": username, "devices_removed": removed},
-        )
-    return removed

@@ -21,7 +21,7 @@ PAGE_SIZE = 50
 REPLIES_PAGE_SIZE = 50
 
 
-FAVICON = Path(__file__).resolve().parent.parent / "static" / "favicon.svg"
+FAVICON = Path(__file__).resolve().parents[2] / "static" / "favicon.svg"
 
 
 def favicon(request: HttpRequest) -> HttpResponse:

@@ -61,8 +61,8 @@ LAYERS = (
     ("CSP middleware", "(csp/middleware.py)"),
     ("axes, OTP, console sessions, 2FA middleware", "(axes/middleware.py)"),
     ("", "(django_otp/middleware.py)"),
-    ("", "(moderation/sessions.py)"),
-    ("", "(moderation/two_factor.py)"),
+    ("", "(moderation/access/sessions.py)"),
+    ("", "(moderation/access/two_factor.py)"),
 )
 
 

@@ -23,7 +23,7 @@ from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
 from board.models import RetentionPolicy
 from board.serving.environment import parse_duration
 from maintenance.deliveries.models import URL_LIMIT, Endpoint
-from moderation.access import ADMINISTRATORS
+from moderation.access.capabilities import ADMINISTRATORS
 from moderation.models import AuditEvent
 from tests.board.mcp_support import META, modern_call, modern_headers, rpc
 from tests.conftest import counts, question

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 
-from moderation.access import ADMINISTRATORS, MODERATORS
+from moderation.access.capabilities import ADMINISTRATORS, MODERATORS
 
 
 def staff_user(django_user_model, username: str, *groups: str):

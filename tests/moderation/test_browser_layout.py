@@ -18,8 +18,9 @@ from django.utils import timezone
 from board import services as board
 from maintenance.deliveries.models import Delivery
 from maintenance.models import MaintenanceRun
-from moderation import erasure, two_factor
+from moderation import erasure
 from moderation import services as moderation
+from moderation.access import two_factor
 from tests.chromium import ARTIFACTS
 from tests.conftest import question, reply
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)

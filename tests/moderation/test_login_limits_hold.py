@@ -15,7 +15,7 @@ import requests
 from django.core.management import call_command
 from django.test import Client
 
-from moderation import throttling
+from moderation.access import throttling
 from moderation.models import AuditEvent
 from tests.moderation import hashers
 

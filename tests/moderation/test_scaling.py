@@ -90,6 +90,6 @@ def test_entries_and_dashboard_take_as_many_queries_for_10000_entries_as_for_100
 
     print(f"\nqueries with 100 entries: {small}\nqueries with 10,000 entries: {large}")
     assert small == large
-    # Every logged-in page also records the session's last request (moderation/sessions.py:
+    # Every logged-in page also records the session's last request (moderation/access/sessions.py:
     # an UPDATE in a savepoint, 3 of these).
     assert max(large.values()) <= 13

@@ -11,8 +11,8 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django_otp.middleware import OTPMiddleware
 
 from board.serving.middleware import machine_route
-from moderation.sessions import ConsoleSessionMiddleware
-from moderation.two_factor import SecondFactorMiddleware
+from moderation.access.sessions import ConsoleSessionMiddleware
+from moderation.access.two_factor import SecondFactorMiddleware
 from tests.board.mcp_support import tool_result
 from tests.conftest import question
 

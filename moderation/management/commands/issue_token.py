@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from board.models import Principal
 from board.retention import policies
 from moderation import services
-from moderation.forms import HOURLY_LIMIT_MAX
+from moderation.console.forms import HOURLY_LIMIT_MAX
 
 
 class Command(BaseCommand):

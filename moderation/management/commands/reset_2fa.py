@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from moderation import services
+from moderation.access import services as logins
 
 
 class Command(BaseCommand):
@@ -16,7 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, reason: str, **options) -> None:
         try:
-            removed = services.two_factor_reset(
+            removed = logins.two_factor_reset(
                 actor=services.COMMAND_LINE, username=username, reason=reason
             )
         except get_user_model().DoesNotExist:

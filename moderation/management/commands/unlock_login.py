@@ -4,6 +4,7 @@ lock before it ends by itself, audited as `login_unlocked`."""
 from django.core.management.base import BaseCommand
 
 from moderation import services
+from moderation.access import throttling
 
 
 class Command(BaseCommand):
@@ -15,7 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="")
 
     def handle(self, *args, username: str, address: str, reason: str, **options) -> None:
-        forgotten = services.login_unlock(
+        forgotten = throttling.login_unlock(
             actor=services.COMMAND_LINE, username=username, address=address, reason=reason
         )
         what = f"{username}" + (f" and {address}" if address else "")

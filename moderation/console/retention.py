@@ -14,9 +14,10 @@ from kombu.exceptions import KombuError
 from board.retention import holds
 from board.retention import policies as retention
 from maintenance import selectors as maintenance
-from moderation import erasure_views, services
-from moderation.forms import OptionalReasonForm
-from moderation.views import _operator, _page, console
+from moderation import services
+from moderation.console import erasure as erasure_pages
+from moderation.console.forms import OptionalReasonForm
+from moderation.console.page import console, operator_name, render_page
 
 # Retentions fixed in code, not read from the environment: shown as words, so the page
 # does not name a variable an operator could not set.
@@ -69,12 +70,12 @@ def retention_policy(request: HttpRequest) -> HttpResponse:
     try:
         if request.POST.get("action") == "clear":
             change = services.retention_clear(
-                actor=_operator(request), policy=policy, principal=principal
+                actor=operator_name(request), policy=policy, principal=principal
             )
         else:
             seconds = retention.duration_parse(policy, request.POST.get("duration", ""))
             change = services.retention_set(
-                actor=_operator(request), policy=policy, seconds=seconds, principal=principal
+                actor=operator_name(request), policy=policy, seconds=seconds, principal=principal
             )
     except retention.PolicyRefused as refused:
         messages.error(request, f"Nothing changed. {refused.console}")
@@ -99,7 +100,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
         if thread and not (thread.isascii() and thread.isdigit() and len(thread) <= 18):
             raise holds.HoldRefused(f"thread {thread[:20]!r}: not an id")
         hold = services.hold_add(
-            actor=_operator(request), reason=request.POST.get("reason", ""),
+            actor=operator_name(request), reason=request.POST.get("reason", ""),
             thread_id=int(thread) if thread else None, principal=principal or None,
         )
     except holds.HoldRefused as refused:
@@ -114,7 +115,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
 def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     try:
         services.hold_release(
-            actor=_operator(request), hold_id=hold_id, reason=request.POST.get("reason", "")
+            actor=operator_name(request), hold_id=hold_id, reason=request.POST.get("reason", "")
         )
     except holds.HoldRefused as refused:
         messages.error(request, f"Not released. {refused.console}")
@@ -144,13 +145,13 @@ def retention_page(request: HttpRequest) -> HttpResponse:
         }
         for job in overview.jobs
     ]
-    return _page(
+    return render_page(
         request,
         "moderation/retention.html",
         {
             "overview": overview,
             "rows": rows,
-            **erasure_views.retention_context(),
+            **erasure_pages.retention_context(),
             **policies_and_holds_context(),
         },
     )
@@ -167,7 +168,7 @@ def retention_run(request: HttpRequest) -> HttpResponse:
     form = OptionalReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
-        jobs = services.retention_run_now(actor=_operator(request), reason=reason)
+        jobs = services.retention_run_now(actor=operator_name(request), reason=reason)
     except KombuError as error:  # the broker refused or is unreachable: nothing was queued
         messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
     else:

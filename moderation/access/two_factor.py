@@ -8,7 +8,7 @@ and ten one-time recovery codes (django-otp's static tokens).
   `SecondFactorMiddleware` sends it to the code step before any console or admin page.
   A code is accepted once (django-otp keeps the last step used; a recovery code is
   deleted when used). A wrong code counts as a failed login of that username
-  (moderation.throttling), so codes share the password's lock.
+  (moderation.access.throttling), so codes share the password's lock.
 - With SETTLE_CONSOLE_REQUIRE_2FA, a staff account without a confirmed device reaches only
   the enrolment page.
 django-otp's own throttling is off: the login lock is the one rule, with one 429 page.

@@ -1,18 +1,23 @@
-"""The second factor's pages (SPEC 7.1): enrolment at /console/2fa/ and the code step after
-a password. They translate; moderation.two_factor and moderation.throttling hold the rules."""
+"""The login's pages (SPEC 7.1): the password step, the second factor's code step after it,
+enrolment at /console/2fa/, and logout. They translate; moderation.access.two_factor and
+moderation.access.throttling hold the rules."""
 
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import logout
+from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 from django_otp import user_has_device
 
-from moderation import services, throttling, two_factor
-from moderation.access import access_for
+from moderation.access import services as logins
+from moderation.access import throttling, two_factor
+from moderation.access.capabilities import access_for
 
 
 def _no_store(response: HttpResponse) -> HttpResponse:
@@ -35,7 +40,7 @@ def enrol(request: HttpRequest) -> HttpResponse:
         device = two_factor.device_unconfirmed(user=user)
         codes = None
         if device is not None:
-            codes = services.two_factor_confirm(
+            codes = logins.two_factor_confirm(
                 actor=user.get_username(), device=device, code=request.POST.get("code", "")
             )
         if codes is not None:
@@ -72,7 +77,7 @@ def login_code(request: HttpRequest) -> HttpResponse:
     context = {"next": target, "error": ""}
     if request.method == "POST":
         username = user.get_username()
-        # Reserved before the code is checked, as a password is (moderation/throttling.py).
+        # Reserved before the code is checked, as a password is (moderation/access/throttling.py).
         if throttling.login_attempt_reserve(request, username=username) is None:
             throttling.login_failure_report(
                 request, username=username, stage="code", refused=True
@@ -94,3 +99,15 @@ def login_code(request: HttpRequest) -> HttpResponse:
             logout(request)  # AxesMiddleware answers with the lock page
         context["error"] = "That code is not valid (a code works once)."
     return render(request, "moderation/login_code.html", context)
+
+
+class LoginView(auth_views.LoginView):
+    # The admin's form refuses accounts that are not staff, with a clear message.
+    authentication_form = AdminAuthenticationForm
+    template_name = "moderation/login.html"
+    redirect_authenticated_user = True
+    next_page = reverse_lazy("console:dashboard")
+
+
+class LogoutView(auth_views.LogoutView):
+    next_page = reverse_lazy("console:login")

@@ -21,13 +21,13 @@ from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.endpoints import endpoint_display_url
 from maintenance.exceptions import DeliveryRefused
 from moderation import selectors, services
-from moderation.forms import (
+from moderation.console.forms import (
     DeliveryFilterForm,
     EndpointActionForm,
     EndpointAddForm,
     OptionalReasonForm,
 )
-from moderation.views import PAGE_SIZE, _form_errors, _operator, _page, console
+from moderation.console.page import PAGE_SIZE, console, form_errors, operator_name, render_page
 
 
 def _endpoint_rows(request: HttpRequest) -> list[dict]:
@@ -54,7 +54,7 @@ def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> Http
     )
     page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
     context.setdefault("add_form", EndpointAddForm())
-    return _page(
+    return render_page(
         request,
         "moderation/deliveries.html",
         {
@@ -93,12 +93,12 @@ def endpoint_add(request: HttpRequest) -> HttpResponse:
     """The secret is in this response's body only: not in a message, cookie or redirect."""
     form = EndpointAddForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"No endpoint added. {_form_errors(form)}")
+        messages.error(request, f"No endpoint added. {form_errors(form)}")
         return _deliveries_page(request, add_form=form)
     data = form.cleaned_data
     try:
         endpoint, secret = services.endpoint_add(
-            actor=_operator(request),
+            actor=operator_name(request),
             name=data["name"],
             url=data["url"],
             supports=data["supports"],
@@ -128,11 +128,11 @@ def endpoint_enable(request: HttpRequest) -> HttpResponse:
 def _endpoint_action(request: HttpRequest, action, done: str) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Nothing changed. {_form_errors(form)}")
+        messages.error(request, f"Nothing changed. {form_errors(form)}")
         return redirect("console:deliveries")
     name = form.cleaned_data["name"]
     try:
-        action(actor=_operator(request), name=name, reason=form.cleaned_data["reason"])
+        action(actor=operator_name(request), name=name, reason=form.cleaned_data["reason"])
     except DeliveryRefused as refused:
         messages.error(request, f"Nothing changed: {_words(refused)}.")
     else:
@@ -145,11 +145,11 @@ def _endpoint_action(request: HttpRequest, action, done: str) -> HttpResponse:
 def endpoint_rotate(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Nothing changed. {_form_errors(form)}")
+        messages.error(request, f"Nothing changed. {form_errors(form)}")
         return redirect("console:deliveries")
     try:
         endpoint, secret = services.endpoint_rotate(
-            actor=_operator(request),
+            actor=operator_name(request),
             name=form.cleaned_data["name"],
             reason=form.cleaned_data["reason"],
         )
@@ -169,12 +169,12 @@ def endpoint_rotate(request: HttpRequest) -> HttpResponse:
 def endpoint_send_test(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Nothing sent. {_form_errors(form)}")
+        messages.error(request, f"Nothing sent. {form_errors(form)}")
         return redirect("console:deliveries")
     name = form.cleaned_data["name"]
     try:
         result = services.endpoint_send_test(
-            actor=_operator(request), name=name, reason=form.cleaned_data["reason"]
+            actor=operator_name(request), name=name, reason=form.cleaned_data["reason"]
         )
     except DeliveryRefused as refused:
         messages.error(request, f"Nothing sent: {_words(refused)}.")
@@ -212,12 +212,12 @@ def delivery_action(request: HttpRequest, delivery_id: str, action: str) -> Http
     call, done = DELIVERY_ACTIONS[action]
     form = OptionalReasonForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Delivery {delivery_id} not changed. {_form_errors(form)}")
+        messages.error(request, f"Delivery {delivery_id} not changed. {form_errors(form)}")
         return _back(request)
     extra = {"state": action.removeprefix("mark-")} if action.startswith("mark-") else {}
     try:
         delivery = call(
-            actor=_operator(request),
+            actor=operator_name(request),
             delivery_id=delivery_id,
             reason=form.cleaned_data["reason"],
             **extra,

@@ -47,7 +47,7 @@ from axes.exceptions import AxesBackendPermissionDenied, AxesBackendRequestParam
 from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_client_username, get_lockout_message
-from axes.models import AccessFailureLog
+from axes.models import AccessAttempt, AccessFailureLog
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
@@ -60,7 +60,9 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from board.posting.callers import client_address
+from moderation.access import services as logins
 from moderation.models import LoginReservation
+from moderation.services import audit_record
 
 USERNAME_LIMIT = 5
 ADDRESS_LIMIT = 20
@@ -274,7 +276,6 @@ class SettleAxesHandler(AxesDatabaseHandler):
         return USERNAME_LIMIT if locked else 0
 
     def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
-        from moderation import services
 
         if request is None:
             return
@@ -295,7 +296,7 @@ class SettleAxesHandler(AxesDatabaseHandler):
                 super().user_login_failed(sender, credentials, request, **kwargs)
             finally:
                 request.settle_failing_now = False
-            services.login_failure_record(
+            logins.login_failure_record(
                 username=username or "",
                 address=address,
                 path=request.path,
@@ -304,7 +305,7 @@ class SettleAxesHandler(AxesDatabaseHandler):
             )
             after = {} if refused else _lock_ends(username=username, address=address)
             if set(after) - set(before):
-                services.login_lock_record(
+                logins.login_lock_record(
                     username=username or "",
                     address=address,
                     by=list(after),
@@ -346,3 +347,32 @@ def lockout_response(
     response["Retry-After"] = str(retry_after)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def login_unlock(*, actor: str, username: str = "", address: str = "", reason: str = "") -> int:
+    """Lift a lock before it ends: forget the username's (and the address's) failures.
+
+    A username is named as tried or by the key it was counted under (an over-long one's
+    prefix and digest, as the audit shows it): both find the same failures."""
+    username, address = username_key(username.strip()), address.strip()
+    if not (username or address):
+        raise ValueError("name a username or an address to unlock")
+    with login_counts_locked(username=username or None, address=address or None):
+        forgotten = 0
+        # The failure log is what counts; axes' own rows and the checks under way go too.
+        if username:
+            forgotten += AccessFailureLog.objects.filter(username=username).delete()[0]
+            AccessAttempt.objects.filter(username=username).delete()
+            LoginReservation.objects.filter(username=username).delete()
+        if address:
+            forgotten += AccessFailureLog.objects.filter(ip_address=address).delete()[0]
+            AccessAttempt.objects.filter(ip_address=address).delete()
+            LoginReservation.objects.filter(address=address).delete()
+        details = {"username": username, "records_removed": forgotten}
+        if address:
+            details["address"] = address
+        audit_record(
+            actor=actor, action="login_unlocked", target_type="login", reason=reason,
+            details=details,
+        )
+    return forgotten

@@ -8,13 +8,16 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
 from kombu.exceptions import KombuError
 
 from board.models import Principal
 from board.retention.moments import aware_moment
 from maintenance import forecast
-from moderation import charts, erasure
-from moderation.forms import REASON_MAX
+from moderation import erasure
+from moderation.console import charts
+from moderation.console.forms import REASON_MAX
+from moderation.console.page import console, operator_name, render_page
 from moderation.models import Erasure
 
 REFRESH_SECONDS = 2
@@ -153,3 +156,23 @@ def retention_context() -> dict:
         "recent": recent,
         "erasures": list(Erasure.objects.select_related("principal")[:20]),
     }
+
+
+@require_http_methods(["GET", "POST"])
+@console("administer")
+def erase(request: HttpRequest) -> HttpResponse:
+    """GET, or POST with `step=confirm` (the tokens page's `Erase entries`, carrying what
+    was typed there), asks for confirmation with what would be erased; any other POST
+    starts the erasure. As with deleting one entry, nothing irreversible is one click."""
+    if request.method == "GET" or request.POST.get("step") == "confirm":
+        asked = erase_confirmation(request)
+        if isinstance(asked, HttpResponse):
+            return asked
+        return render_page(request, "moderation/erase_confirm.html", asked)
+    return erase_start(request, actor=operator_name(request))
+
+
+@require_GET
+@console()
+def erasure_progress(request: HttpRequest, erasure_id: int) -> HttpResponse:
+    return render_page(request, "moderation/erasure.html", erasure_page_context(erasure_id))
