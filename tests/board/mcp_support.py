@@ -3,6 +3,7 @@ every tool result must pass."""
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 import httpx2
@@ -89,5 +90,9 @@ async def sdk_client(url: str, *, token: str | None, mode: str):
 
 
 def run(coroutine):
-    return asyncio.run(coroutine)
+    # In a thread of its own: Playwright's sync API, once a browser test has started it in
+    # this process, leaves an event loop running on the main thread, where asyncio.run
+    # refuses to start another.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
