@@ -61,8 +61,11 @@ beat: install
 manage: install
 	$(PY) manage.py $(ARGS)
 
+# On every core (pytest-xdist): TEST_WORKERS=0 runs in this one process. loadgroup keeps
+# tests marked xdist_group together on one worker.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: install-test
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # Benchmarks are named bench_*.py so the test suite never collects them. Then the write
 # path over HTTP: gunicorn (2 workers) driven by wrk, the C load generator from Debian.
