@@ -4,10 +4,10 @@ Loaded with `-p tests.suite` (pyproject.toml's addopts) for every run, tests/ or
 client/tests, and before pytest-django sets Django up, so the environment it sets for a
 worker is what the settings read.
 
-Each xdist worker keeps to itself what tests would otherwise share. pytest-django already gives each worker a test database of its own (the
-name suffixed `_gw0`, `_gw1`, ...); the broker is this module's: tests start Celery
-workers that purge the queue they are given, so two xdist workers on one broker would
-empty each other's queues.
+Each xdist worker keeps to itself what tests would otherwise share. pytest-django already
+gives each worker a test database of its own (the name suffixed `_gw0`, `_gw1`, ...); the
+broker is this module's: tests start Celery workers that purge the queue they are given,
+so two xdist workers on one broker would empty each other's queues.
 
 - A Redis broker `redis://host:port/N` becomes `/N+1+i` on worker `gwi` (CI's
   CELERY_BROKER_URL=redis://.../7 uses 8, 9, ... with two workers).
