@@ -1,4 +1,5 @@
-"""How the suite is split: by speed (the `process` marker) and over pytest-xdist workers.
+"""How the suite is split: by engine (the `postgres` marker), by speed (the `process` and
+`browser` markers) and over pytest-xdist workers.
 
 Loaded with `-p tests.suite` (pyproject.toml's addopts) for every run, tests/ or
 client/tests, and before pytest-django sets Django up, so the environment it sets for a
@@ -68,11 +69,40 @@ def starts_processes(item: pytest.Item) -> bool:
     return bool(PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())))
 
 
+POSTGRES_ONLY = (
+    "needs PostgreSQL: it proves a claim about concurrent processes or a database fault that "
+    "SQLite cannot show; run DATABASE_URL=postgres://postgres@127.0.0.1:5432/settle "
+    "CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make test (or bash .ci/run)"
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from django.db import connection
+
+    on_sqlite = connection.vendor != "postgresql"
     # `-m "not process and not browser"` is the quick round.
     for item in items:
+        if on_sqlite and "postgres" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason=POSTGRES_ONLY))
         if starts_processes(item):
             item.add_marker(pytest.mark.process)
         # Chromium (tests/chromium.py), whether or not the module says `browser` itself.
         if "playwright_chromium" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+
+
+_postgres_skips = 0
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Counted from the reports, which reach the xdist controller, where the summary is.
+    global _postgres_skips
+    if report.skipped and isinstance(report.longrepr, tuple):
+        if POSTGRES_ONLY in str(report.longrepr[2]):
+            _postgres_skips += 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    # Said once at the end, where a newcomer reads `N skipped`, without needing -rs.
+    if _postgres_skips:
+        terminalreporter.write_line(f"{_postgres_skips} skipped: {POSTGRES_ONLY}")
