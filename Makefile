@@ -61,13 +61,13 @@ beat: install
 manage: install
 	$(PY) manage.py $(ARGS)
 
-# On every core (pytest-xdist): TEST_WORKERS=0 runs in this one process. A test module's
-# tests run on one worker (loadfile), which starts a module's shared server once
-# (tests/e2e/conftest.py's gunicorn). (xdist_group marks do nothing on pytest 9.2 with
-# xdist 3.8: its loadgroup renames tests through an attribute pytest no longer reads.)
+# On every core (pytest-xdist): TEST_WORKERS=0 runs in this one process. `load` keeps
+# pytest-django's order on each worker (plain db tests before transactional ones, which
+# empty the tables migrations fill; the browser's session last): by file (loadfile) order
+# broke three tests. (xdist 3.8's xdist_group marks do nothing on pytest 9.2.)
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: install-test
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 # Benchmarks are named bench_*.py so the test suite never collects them. Then the write
 # path over HTTP: gunicorn (2 workers) driven by wrk, the C load generator from Debian.

@@ -80,7 +80,7 @@ def gunicorn(request, tmp_path_factory, django_db_setup, django_db_blocker):
     Parametrize it indirectly with a dict of environment variables to change. One server
     serves a module's tests that change the same variables (starting one is most of such a
     test's time); each test's own data is still its own (the database is emptied after
-    each transactional test), and `make test` keeps a module on one xdist worker.
+    each transactional test); a module split over two xdist workers starts one on each.
     """
     overrides = getattr(request, "param", {})
     with django_db_blocker.unblock():
