@@ -65,8 +65,13 @@ manage: export SETTLE_PUBLIC_URL ?= http://$(patsubst 0.0.0.0:%,127.0.0.1:%,$(pa
 manage: install
 	$(PY) manage.py $(ARGS)
 
+# On every core (pytest-xdist): TEST_WORKERS=0 runs in this one process. `load` keeps
+# pytest-django's order on each worker (plain db tests before transactional ones, which
+# empty the tables migrations fill; the browser's session last): by file (loadfile) order
+# broke three tests. (xdist 3.8's xdist_group marks do nothing on pytest 9.2.)
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: install-test
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 # Benchmarks are named bench_*.py so the test suite never collects them. Then the write
 # path over HTTP: gunicorn (2 workers) driven by wrk, the C load generator from Debian.

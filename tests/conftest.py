@@ -123,32 +123,6 @@ def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-POSTGRES_ONLY = (
-    "needs PostgreSQL: it proves a claim about concurrent processes or a database fault that "
-    "SQLite cannot show; run DATABASE_URL=postgres://postgres@127.0.0.1:5432/settle "
-    "CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make test (or bash .ci/run)"
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    if is_postgres():
-        return
-    skip = pytest.mark.skip(reason=POSTGRES_ONLY)
-    skipped = 0
-    for item in items:
-        if "postgres" in item.keywords:
-            item.add_marker(skip)
-            skipped += 1
-    config._settle_postgres_skips = skipped
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    # Said once at the end, where a newcomer reads `N skipped`, without needing -rs.
-    skipped = getattr(config, "_settle_postgres_skips", 0)
-    if skipped:
-        terminalreporter.write_line(f"{skipped} skipped: {POSTGRES_ONLY}")
-
-
 def backend_waits_on_a_lock(timeout: float = 10) -> bool:
     """Whether, within `timeout`, some backend of this database waits on a lock
     (PostgreSQL): how a race test knows its second transaction is really blocked."""

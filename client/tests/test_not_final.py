@@ -48,8 +48,8 @@ def test_retry_after_is_honoured_before_the_next_attempt(proxy, token, journal, 
     assert second - first >= 1.0
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql",
-                    reason="SQLite serializes writers: a held claim there is 503 unavailable")
+# On SQLite, which serializes writers, a held claim is 503 unavailable.
+@pytest.mark.postgres
 def test_in_progress_while_another_attempt_holds_the_claim_is_tried_again(
     proxy, token, journal, transport
 ):

@@ -73,12 +73,18 @@ def gunicorn_serving(log: Path, database: str, **overrides: str) -> Iterator[int
         process.wait(10)
 
 
-@pytest.fixture
-def gunicorn(request, tmp_path):
+@pytest.fixture(scope="module")
+def gunicorn(request, tmp_path_factory, django_db_setup, django_db_blocker):
     """Three sync workers serving the test database; yields their base URL.
 
-    Parametrize it indirectly with a dict of environment variables to change.
+    Parametrize it indirectly with a dict of environment variables to change. One server
+    serves a module's tests that change the same variables (starting one is most of such a
+    test's time); each test's own data is still its own (the database is emptied after
+    each transactional test); a module split over two xdist workers starts one on each.
     """
     overrides = getattr(request, "param", {})
-    with gunicorn_serving(tmp_path / "gunicorn.log", database_url(), **overrides) as port:
+    with django_db_blocker.unblock():
+        url = database_url()
+    log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
+    with gunicorn_serving(log, url, **overrides) as port:
         yield f"http://127.0.0.1:{port}"

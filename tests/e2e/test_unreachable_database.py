@@ -39,7 +39,8 @@ def test_a_post_answers_not_committed(gunicorn):
 READS = ["/api/v1/threads", f"/api/v1/operations/{question()['request_id']}"]
 
 
-@pytest.mark.parametrize("path", READS)
+# Named, not by the random request_id: pytest-xdist's workers must collect the same ids.
+@pytest.mark.parametrize("path", READS, ids=["threads", "operation"])
 def test_a_read_answers_unavailable_without_talking_of_writes(gunicorn, path):
     status, headers, body = call(urllib.request.Request(f"{gunicorn}{path}"))
 
