@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -24,8 +25,11 @@ TOOLS = ["post_question", "post_reply", "list_pending", "resume_pending", "get_t
 
 
 def run(scenario, *args):
-    """Run an async scenario to its end (the host's event loop) and return what it did."""
-    return anyio.run(scenario, *args)
+    """Run an async scenario to its end (the host's event loop) and return what it did:
+    in a thread of its own, since a browser test earlier in this process leaves
+    Playwright's event loop on the main thread, where anyio.run refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(anyio.run, scenario, *args).result()
 
 
 def only_entry(marker: str, answer) -> None:

@@ -30,7 +30,10 @@ def recipe_command() -> str:
 def second_shell(port: int) -> dict[str, str]:
     """A shell of the same user beside `make run`: nothing Settle-specific exported."""
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith("SETTLE_") and name not in ("PORT", "DEBUG", "SECRET_KEY")}
+           if not name.startswith("SETTLE_") and name not in ("PORT", "DEBUG", "SECRET_KEY")
+           # nor a make of its own around it (`make test`): its nested make would say
+           # which directory it enters and leaves, as no second shell's does
+           and name not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
     env.update(VENV=str(Path(sys.executable).parent.parent), DATABASE_URL=test_database_url())
     return env
 
