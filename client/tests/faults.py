@@ -81,7 +81,7 @@ class FaultProxy:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            request = _read_request(conn)
+            request = read_request(conn)
             if request is None:
                 return
             head = request.split(b"\r\n", 1)[0]
@@ -146,7 +146,9 @@ class FaultProxy:
         return b"".join(chunks)
 
 
-def _read_request(conn: socket.socket) -> bytes | None:
+def read_request(conn: socket.socket) -> bytes | None:
+    """One request read whole (an unread body would turn a close into a reset), or None
+    when the client hung up first."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)

@@ -16,6 +16,8 @@ import socket
 import threading
 import time
 
+from faults import read_request
+
 BEHAVIOURS = ("flood", "gib", "bomb", "trickle")
 TRICKLE_SECONDS = 0.05
 CHUNK = b" " * 65536
@@ -56,7 +58,7 @@ class HostileBoard:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            if not _read_request(conn):
+            if read_request(conn) is None:
                 return
             with self._lock:
                 self.requests += 1
@@ -80,25 +82,3 @@ class HostileBoard:
             pass  # the client hung up: what it should do
         finally:
             conn.close()
-
-
-def _read_request(conn: socket.socket) -> bool:
-    """Read one request whole (an unread body would turn the board's close into a reset)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return False
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return False
-        body += chunk
-    return True
