@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
@@ -28,7 +28,7 @@ from board.http.schemas import (
     parse_json_object,
 )
 from board.models import AgentToken, Entry, PostingPolicy, Principal
-from board.posting import callers, limits, sql, statements
+from board.posting import callers, engines, limits, statements
 from board.posting.callers import Caller
 from board.retention import holds
 from board.retention import policies as retention
@@ -151,7 +151,7 @@ def entry_post(
     receipt; its counters commit at once, so no post holds a counter's row while its
     entry commits. Then the write: the claim (which reserves the entry's id) and the
     entry with its attempt log and the outbox's rows, two statements sent together in
-    one transaction with exactly one durable commit (receipts/sql/postgresql.py
+    one transaction with exactly one durable commit (receipts/engines/postgresql.py
     `write`). A replay: the admission and one autocommit statement. On SQLite the
     post's writes take their turn after the caller is read (board/posting/writer_turn.py).
     """
@@ -164,7 +164,7 @@ def entry_post(
     except BoardError:
         callers.post_refusal_count(token=token, address=address, now=now)
         raise
-    with sql.for_connection().writer_turn():
+    with engines.for_connection().writer_turn():
         # Step 1's token check and step 2's count, in one statement with step 5's take.
         admitted = callers.post_admit(
             token=token, address=address, operation=POST_ENTRY,
@@ -198,7 +198,7 @@ def entry_post(
                         companions=companions,
                     ),
                     refusal=_refusal_before_claim(policy, overall, now),
-                    guard=_parent_open(request, now),
+                    guard=_parent_open(request, now) if request.type == Entry.Type.REPLY else None,
                 )
                 if settled is not None:  # committed: the outbox rings for its sends
                     for companion, rows in zip(companions, settled.returned, strict=True):
@@ -230,19 +230,12 @@ def _refusal_before_claim(
     return None
 
 
-def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard | None:
-    """Step 6 as the write's guard: a reply's parent is a public question whose receipt
-    has not expired, read (and on PostgreSQL held against the purge) in the write's own
-    transaction: board/posting/sql/."""
-    if request.type != Entry.Type.REPLY:
-        return None
-    return receipts.Guard(
-        sql=sql.for_connection().QUESTION_OPEN_SQL,
-        params=(
-            request.parent_id, Entry.Type.QUESTION.value, POST_ENTRY, request.parent_id,
-            Receipt.State.SUCCEEDED.value, connection.ops.adapt_datetimefield_value(now),
-        ),
-        error=ParentUnavailable(),
+def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard:
+    """Step 6 as a reply's guard: its parent is a public question whose receipt has not
+    expired, read (and on PostgreSQL held against the purge) in the write's own
+    transaction: board/posting/engines/."""
+    return engines.for_connection().question_open(
+        parent_id=request.parent_id, operation=POST_ENTRY, now=now, error=ParentUnavailable()
     )
 
 
@@ -336,7 +329,7 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
     now = now or timezone.now()
     with transaction.atomic():
         live = Entry.objects.filter(pk__in=entry_ids, deleted_at__isnull=True)
-        live = sql.for_connection().live_entries_locked(live)
+        live = engines.for_connection().live_entries_locked(live)
         rows = list(live.values_list("id", "type"))
         ids = [entry_id for entry_id, _ in rows]
         if not ids:

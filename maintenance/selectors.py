@@ -6,10 +6,9 @@ from datetime import datetime, timedelta
 
 from celery.schedules import crontab, maybe_schedule
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 
 from board.retention import policies as retention
-from maintenance import sql as maintenance_sql
 from maintenance.models import MaintenanceRun
 from maintenance.services import purge_jobs
 from receipts.models import Tombstone
@@ -146,9 +145,19 @@ SQLITE_TOMBSTONE_ESTIMATE = 110
 
 
 def tombstone_disk_size(count: int) -> tuple[int | None, str]:
-    """Bytes the tombstone table and its indexes take on disk."""
+    """Bytes the tombstone table and its indexes take on disk, and how that was found."""
+    table = Tombstone._meta.db_table
     try:
-        return maintenance_sql.for_connection().table_disk_size(Tombstone._meta.db_table)
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT pg_total_relation_size(%s::regclass)", [table])
+                return cursor.fetchone()[0], "pg_total_relation_size"
+            cursor.execute(
+                "SELECT SUM(pgsize) FROM dbstat WHERE name = %s OR name IN "
+                "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %s)",
+                [table, table],
+            )
+            return cursor.fetchone()[0] or 0, "dbstat"
     except DatabaseError:
         pass  # SQLite built without dbstat
     return count * SQLITE_TOMBSTONE_ESTIMATE, "estimate"

@@ -36,6 +36,7 @@ functions here are called directly by tests, the `purge` command and the tasks a
 
 import logging
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,8 +51,7 @@ from django.utils import timezone
 from board.models import Entry, HourlyCounter
 from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
-from maintenance import sql as maintenance_sql
-from maintenance.models import MaintenanceRun
+from maintenance.models import MaintenanceRun, RunLock
 from receipts import services as receipts
 from receipts.faults import sqlstate
 
@@ -97,8 +97,7 @@ def run_batches(
     """Call `batch(after)` in one transaction each until it says no more or time is up."""
     result = PurgeResult(counts=dict.fromkeys(keys, 0))
     deadline = time.monotonic() + time_budget.total_seconds()
-    run_lock = maintenance_sql.for_connection().run_lock
-    with run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
+    with _run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
         if not held:
             log.info("%s: another run holds the lock; nothing done", job)
             result.skipped = True
@@ -119,6 +118,31 @@ def run_batches(
                     result.complete = False
                     break
     return result
+
+
+@contextmanager
+def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
+    """A lease on the job (`RunLock`) on SQLite: one run works, another returns at once
+    (False). PostgreSQL's runs need none: SKIP LOCKED splits the rows between them."""
+    if connection.vendor == "postgresql":
+        yield True
+        return
+    holder = uuid.uuid4()
+    moment = timezone.now()  # wall clock, not the purge's `now`: a lease is real time
+    # Read-then-write is safe: the transaction is BEGIN IMMEDIATE, so no other run can
+    # take the lease between the read and the write.
+    with transaction.atomic():
+        current = RunLock.objects.filter(job=job).first()
+        held = current is None or current.expires_at <= moment
+        if held:
+            RunLock.objects.update_or_create(
+                job=job, defaults={"holder": holder, "expires_at": moment + lease}
+            )
+    try:
+        yield held
+    finally:
+        if held:
+            RunLock.objects.filter(job=job, holder=holder).delete()
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry, Principal
-from board.posting import sql as board_sql
+from board.posting import engines as board_engines
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record, token_revoke
 
@@ -173,7 +173,7 @@ def _batch(erasure: Erasure, batch_size: int, after: int) -> int | None:
     # otherwise back-to-back batches kept SQLite's lock while a waiting post slept in its
     # busy handler, and posts were answered a few a second during an erase. PostgreSQL
     # has no turns: the batch locks its rows.
-    engine = board_sql.for_connection()
+    engine = board_engines.for_connection()
     with engine.writer_turn():
         engine.turn_take()  # before the transaction: a post holding the turn may be waiting
         with transaction.atomic():

@@ -1,9 +1,9 @@
-"""Which engine the connection runs, asked in one place: every set of per-engine
-statements (receipts/sql/, receipts/purge_sql/, board/posting/sql/, maintenance/sql/) is a pair
-of modules with the same functions, chosen here.
+"""Which engine the connection runs, asked in one place: every per-engine pair of
+modules with the same functions (receipts/engines/, receipts/purge_sql/,
+board/posting/engines/) is chosen here.
 
 A module of its own that imports none of them: the purge's statements are chosen from
-receipts/purge.py, which receipts/statements.py (and so receipts/sql/) imports.
+receipts/purge.py, which receipts/statements.py (and so receipts/engines/) imports.
 """
 
 from collections.abc import Mapping

@@ -2,9 +2,8 @@
 
 How a write runs (SPEC 5.1 step 3 and 7):
 
-1. A retry of a request whose receipt the caller has already seen committed (a look the
-   caller folds into one of its own statements: `statements.RECEIPT_SEEN_SQL`) is
-   answered by `receipt_replay`: ONE
+1. A retry of a request whose receipt the caller has already seen committed (the board's
+   admission looks) is answered by `receipt_replay`: on PostgreSQL ONE
    statement locks the receipt (`UPDATE ... RETURNING`, so it waits for an operator's
    delete or a purge that holds it, and reads the receipt as they left it), counts the
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
@@ -14,39 +13,40 @@ How a write runs (SPEC 5.1 step 3 and 7):
    constraint is the lock: on PostgreSQL a second transaction with the same identity
    waits inside that INSERT until the first commits or rolls back (bounded by
    `lock_timeout`, which the claim statement itself sets for its transaction:
-   `sql.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN IMMEDIATE`,
-   so claims queue. A claim lost to a committed receipt returns None: the caller
+   `engines.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN
+   IMMEDIATE`, so claims queue, and the claim is a read of the receipt. A claim lost to a committed receipt returns None: the caller
    replays (step 1).
 3. A write that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
    commits first, the retry sees one of the two and answers `410`, never a second effect.
-   Then the caller's refusal (decided before the claim) and its `Guard` (SQL read in the
+   Then the caller's refusal (decided before the claim) and its `Guard` (read in the
    same transaction) are answered, in that order.
 4. Otherwise the effect (an `Effect`: one row and its companions' rows) is made with
    the id the claim reserved, the attempt logged, and all commit with the receipt. A
-   refused write leaves nothing. No code of the caller runs inside the engine: on
-   PostgreSQL the claim and the write are two statements sent in one round trip
-   (receipts/sql/postgresql.py `write`), so there is no moment for it.
+   refused write leaves nothing. On PostgreSQL no code of the caller runs inside the
+   engine: the claim and the write are two statements sent in one round trip
+   (receipts/engines/postgresql.py `write`), so there is no moment for it; on SQLite
+   the guard and the companions are Python the engine calls in its transaction
+   (receipts/engines/sqlite.py).
 
 Faults are told truthfully (receipts/faults.py, the one translation): an error the
 database reports before anything commits means nothing was saved (`not_committed`); a
 connection lost once COMMIT was sent (on PostgreSQL it travels with the statements)
-means we cannot tell (`unknown`). The statements are per engine: receipts/sql/.
+means we cannot tell (`unknown`). The statements are per engine: receipts/engines/.
 """
 
 import functools
-import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.db.models import Model
 
-from receipts import sql, statements
+from receipts import engines, statements
 from receipts.exceptions import (
     OutcomeUnavailable,
     ReceiptError,
@@ -103,20 +103,22 @@ class Saved:
 
 @dataclass(frozen=True)
 class Companion:
-    """Rows another app writes with an effect, linked to it by the effect's id:
-    `INSERT INTO table (columns..., link) SELECT <rows_sql's columns>, <the new id>`.
-    On PostgreSQL they are written in the effect's own statement (a round trip fewer on
-    every post that has them); on SQLite in a statement right after it. The caller calls
-    `made`, once they are committed, with the `returning` column of the rows written
-    (`Saved.returned`); the engine never does."""
+    """Rows another app writes with an effect, linked to it by the effect's id. On
+    PostgreSQL they are written in the effect's own statement (a round trip fewer on
+    every post that has them): `INSERT INTO table (columns..., link) SELECT <rows_sql's
+    columns>, <the new id>`. On SQLite, right after the effect, by `write`, called with
+    the new id in the effect's transaction. Both give the `returning` column of the rows
+    written (`Saved.returned`); the caller calls `made` with it once they are committed,
+    the engine never does."""
 
-    table: str
-    columns: tuple[str, ...]
-    link: str
-    rows_sql: str
-    params: tuple
-    returning: str
     made: Callable[[list], None]
+    table: str = ""
+    columns: tuple[str, ...] = ()
+    link: str = ""
+    rows_sql: str = ""
+    params: tuple = ()
+    returning: str = ""
+    write: Callable[[int], list] = lambda made_id: []
 
     @property
     def shape(self) -> tuple:
@@ -195,10 +197,10 @@ def receipt_write(
     RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
     asked = _Asked(identity, content, route, now)
-    claim = _claim_row(asked, now + retention)
+    receipt = _claim_row(asked, now + retention)
     try:
-        written = sql.for_connection().write(
-            claim, asked.identity, effect, route, now, refusal is None, guard
+        written = engines.for_connection().write(
+            receipt, asked.identity, effect, route, now, refusal is None, guard
         )
     except Fault as fault:
         answer = fault_answer(
@@ -225,21 +227,21 @@ def receipt_write(
 @dataclass(frozen=True)
 class Guard:
     """What a write needs besides its identity, read in the write's own transaction
-    after the claim and the tombstone: an SQL boolean expression with its parameters,
-    and the error that refuses the write when it is false. The expression may lock what
-    it reads until the write commits (the board's reply locks its question)."""
+    after the claim and the tombstone, and the error that refuses the write when it is
+    false: on PostgreSQL an SQL boolean expression with its parameters, folded into the
+    write's statement (it may lock what it reads until the write commits: the board's
+    reply locks its question); on SQLite `holds`, called in the write's transaction."""
 
-    sql: str
-    params: tuple
     error: Exception
+    sql: str = "TRUE"
+    params: tuple = ()
+    holds: Callable[[], bool] = lambda: True
 
 
-def _claim_row(asked: _Asked, expires_at: datetime) -> tuple[Receipt, list]:
-    """The receipt a claim inserts, and its parameters in `statements.CLAIM_FIELDS`
-    order (adapted by hand: the fields' own get_db_prep_save, JSONField's above all, was
-    a third of the claim's time)."""
+def _claim_row(asked: _Asked, expires_at: datetime) -> Receipt:
+    """The receipt a claim inserts."""
     identity, now = asked.identity, asked.now
-    receipt = Receipt(
+    return Receipt(
         scope=identity.scope,
         operation=identity.operation,
         request_id=identity.request_id,
@@ -251,17 +253,6 @@ def _claim_row(asked: _Asked, expires_at: datetime) -> tuple[Receipt, list]:
         last_seen_at=now,
         receipt_expires_at=expires_at,
     )
-    moment = connection.ops.adapt_datetimefield_value
-    params = [
-        identity.scope, identity.operation,
-        _REQUEST_ID.get_db_prep_value(identity.request_id, connection),
-        json.dumps(receipt.digests), Receipt.State.SUCCEEDED.value, asked.route, 1,
-        moment(now), moment(now), moment(expires_at),
-    ]
-    return receipt, params
-
-
-_REQUEST_ID = Receipt._meta.get_field("request_id")
 
 
 # --- Replays ------------------------------------------------------------------------------
@@ -274,7 +265,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     """
     identity, digests, now = asked.identity, asked.digests, asked.now
     try:
-        found = sql.for_connection().replay(
+        found = engines.for_connection().replay(
             identity, digests, asked.route, now, model,
             lambda receipt: _verdict(receipt, digests, now),
         )

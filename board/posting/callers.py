@@ -17,7 +17,7 @@ from django.db import DatabaseError
 
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy
-from board.posting import limits, statements
+from board.posting import engines, limits, statements
 from board.posting.statements import Caller  # made from its token row there, or anonymous here
 from receipts.faults import fault_answer, nothing_saved_if_failed
 
@@ -94,11 +94,14 @@ class PostAdmission:
 def post_admit(
     *, token: str | None, address: str, operation: str, request_id: uuid.UUID, now: datetime
 ) -> PostAdmission:
-    """Step 1's token check and step 2's count, one statement on PostgreSQL (see
-    `statements.posting_admit_count`): a caller step 1 refuses is counted against its
-    address, then refused with Unauthorized. A fault here saved nothing."""
+    """Step 1's token check and step 2's count, with step 5's overall take made
+    provisionally unless the identity already has a committed receipt (then no entry can
+    be made, so it takes none): one statement on PostgreSQL, the rules in Python on
+    SQLite (board/posting/engines/). A caller step 1 refuses is counted against its
+    address, then refused with Unauthorized. The overall take is given back when no entry
+    is made (`limits.overall_take`). A fault here saved nothing."""
     try:
-        admitted = statements.posting_admit_count(
+        admitted = engines.for_connection().admit(statements.Admission(
             token_hash=None if token is None else token_hash(token),
             address_source=address_source(address),
             anonymous_allowed=settings.SETTLE_ALLOW_ANONYMOUS,
@@ -109,7 +112,7 @@ def post_admit(
             hour=limits.hour_of(now),
             operation=operation,
             request_id=request_id,
-        )
+        ))
     except DatabaseError as error:
         raise fault_answer(error, what="post before its claim") from None
     caller = admitted.caller or anonymous_caller(token, address, posting=True)

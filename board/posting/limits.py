@@ -24,8 +24,8 @@ OVERALL_SOURCE = "*overall*"
 
 def source_hourly_limit(principal: Principal | None, policy: PostingPolicy) -> int:
     """The principal's own limit, else the console's, else the environment's.
-    Written again in SQL in `statements.posting_admit_count`; tests/board/test_rules.py
-    compares the two."""
+    Written again in SQL in board/sql/board_post_admit.sql (PostgreSQL's admission);
+    tests/board/test_rules.py compares the two."""
     if principal is not None and principal.hourly_limit is not None:
         return principal.hourly_limit
     if policy.source_hourly_limit is not None:

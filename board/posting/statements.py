@@ -4,9 +4,9 @@ Why plain SQL here: a profile of new posts (cProfile through the WSGI stack, 300
 on PostgreSQL, tests/bench/profile_post.py) put about half the time in waiting on 13
 round trips, and 12% in the ORM compiling the same few statements afresh (`as_sql`);
 7,540 Python calls a post. With these statements and the engine's (receipts/services.py):
-6 round trips, 2,840 calls, no compilation; 5 round trips since the token read joined
-the counters (`posting_admit_count`). Each function below is one statement, written
-once, with parameters, and says what it replaced.
+6 round trips, 2,840 calls, no compilation; on PostgreSQL the token read and the
+counters are now one statement (board/posting/engines/postgresql.py `admit`). Each
+function below is one statement, written once for every engine, with parameters.
 
 On the rate-limit counters (SPEC 5.1 steps 2 and 5), PostgreSQL: `board_hourlycounter`
 is an UNLOGGED table (migration 0002). A transaction that writes only unlogged tables
@@ -25,10 +25,9 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
-from board.models import AgentToken, PostingPolicy, Principal
-from board.posting import sql
-from board.posting.sql.common import COUNTED_WITHIN, COUNTERS, Admission
+from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
 
+COUNTERS = HourlyCounter._meta.db_table
 _POLICY = PostingPolicy._meta.db_table
 _TOKENS = AgentToken._meta.db_table
 _PRINCIPALS = Principal._meta.db_table
@@ -69,10 +68,10 @@ def posting_read(token_hash: str | None) -> tuple[PostingPolicy, Caller | None]:
     """The posting policy and, when a token hash is given, the caller of its live token."""
     with connection.cursor() as cursor:
         cursor.execute(_POSTING_READ_SQL, [Principal.KEY_PREFIX, token_hash])
-        return _policy_and_caller(cursor.fetchone())
+        return policy_and_caller(cursor.fetchone())
 
 
-def _policy_and_caller(row) -> tuple[PostingPolicy, Caller | None]:
+def policy_and_caller(row) -> tuple[PostingPolicy, Caller | None]:
     """The policy and the token's caller of a row that starts with `_POSTING_READ_SQL`'s
     columns; the principal's own entry retention comes with it, so a post reads it for
     free."""
@@ -101,8 +100,30 @@ def _policy_and_caller(row) -> tuple[PostingPolicy, Caller | None]:
 
 
 @dataclass(frozen=True)
+class Admission:
+    """What a post's admission is asked (board.posting.callers.post_admit): each engine's
+    `admit` answers it (board/posting/engines/)."""
+
+    token_hash: str | None
+    address_source: str
+    anonymous_allowed: bool
+    anonymous_scope: str
+    source_default_limit: int
+    overall_default_limit: int
+    operation: str
+    request_id: uuid.UUID
+    hour: datetime
+    overall: str
+
+    @property
+    def anonymous_admitted(self) -> bool:
+        """Step 1 lets a caller without a token in (a token presented must be live)."""
+        return self.token_hash is None and self.anonymous_allowed
+
+
+@dataclass(frozen=True)
 class Taken:
-    """What one counters statement did: whether the source was counted, whether the
+    """What the admission's count did: whether the source was counted, whether the
     overall counter was taken (None: not asked for), whether the identity had a receipt."""
 
     source: bool
@@ -112,72 +133,18 @@ class Taken:
 
 @dataclass(frozen=True)
 class Admitted:
-    """What `posting_admit_count` read, and what it counted."""
+    """What an admission read, and what it counted."""
 
     policy: PostingPolicy
     caller: Caller | None  # None: no live token (board.posting.callers decides who that is)
     taken: Taken
 
 
-def posting_admit_count(
-    *,
-    token_hash: str | None,
-    address_source: str,
-    anonymous_allowed: bool,
-    anonymous_scope: str,
-    source_default_limit: int,
-    overall: str,
-    overall_default_limit: int,
-    hour: datetime,
-    operation: str,
-    request_id: uuid.UUID,
-) -> Admitted:
-    """Step 1's token read and step 2's count for a post, with step 5's overall take made
-    provisionally unless the identity already has a committed receipt (then no entry can
-    be made, so it takes none): ONE statement on PostgreSQL, two on SQLite (which cannot
-    return what an INSERT did not write, and whose round trips cost no network).
-
-    The statement decides in SQL what board/posting/callers.py and board/posting/limits.py
-    say in Python (tests/board/test_rules.py compares them on generated input): the source is the
-    principal's key, else the address (`Caller.source`, `callers.anonymous_caller`); the
-    scope the principal's key, else the anonymous one (`Caller.scope`); the source limit
-    the principal's, else the console's, else the environment's
-    (`limits.source_hourly_limit`). A caller that step
-    1 refuses (an unknown or revoked token, or no token where anonymous posting is off)
-    is counted against its address under the console's limit, and takes nothing from the
-    overall counter; the caller raises the refusal.
-
-    The overall take is provisional (board.posting.limits.overall_take gives it back when no
-    entry is made): taken here, in its own short statement, it is never held across the
-    entry's commit. Replaces two ORM reads and two upserts, each its own commit, and the
-    claim's replay read (measured in the note of issue 8: a replay was three statements,
-    now two).
-    """
-    asked = Admission(
-        token_hash=token_hash,
-        address_source=address_source,
-        anonymous_allowed=anonymous_allowed,
-        anonymous_scope=anonymous_scope,
-        source_default_limit=source_default_limit,
-        overall_default_limit=overall_default_limit,
-        operation=operation,
-        request_id=request_id,
-        hour=connection.ops.adapt_datetimefield_value(hour),
-        overall=overall,
-    )
-    with connection.cursor() as cursor:
-        row, counted = sql.for_connection().admit_count(cursor, asked)
-    policy, caller = _policy_and_caller(row)
-    seen, source = bool(row[11]), row[12]
-    return Admitted(
-        policy=policy,
-        caller=caller,
-        taken=Taken(
-            source=source in counted,
-            overall=None if seen else overall in counted,
-            seen=seen,
-        ),
-    )
+# The conditional upsert every counter write ends with (the table aliased `c`): one more,
+# unless the count has reached `{limit}` (an SQL expression); a refused take is not counted.
+COUNTED_WITHIN = (
+    "ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 WHERE c.count < {limit}"
+)
 
 
 def counter_take(*, source: str, limit: int, hour: datetime) -> bool:

@@ -44,8 +44,8 @@ _turn = threading.local()  # .descriptor, .taken, .held: the post this thread ru
 def writer_turn() -> Iterator[None]:
     """The block of one post's writes on SQLite: the turn `turn_take()` takes in it is
     let go at its end. SQLite's alone: the post and the erasure's batches reach it only
-    through board/posting/sql/sqlite.py (PostgreSQL's turn is no turn, and its database's name no
-    file); nothing for an in-memory database."""
+    through board/posting/engines/sqlite.py (PostgreSQL's turn is no turn, and its
+    database's name no file); nothing for an in-memory database."""
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file:"):
         yield

@@ -49,11 +49,12 @@ def database_answers() -> bool:
         # Readiness asks about the database now: a kept connection that broke since its
         # last use (board/serving/postgresql probes only after idling) is replaced first, not
         # reported as a database that is down.
+        # Then Django's own probe (`SELECT 1` on PostgreSQL) on the connection it made.
         connection.health_check_done = False
         connection.close_if_health_check_failed()
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+        connection.ensure_connection()
+        if not connection.is_usable():
+            raise DatabaseError("the database did not answer its probe")
     except DatabaseError as error:
         log.warning("readiness: database failed with %s", type(error).__name__)
         return False

@@ -12,7 +12,6 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from board.models import Entry
-from maintenance import sql as maintenance_sql
 from maintenance.deliveries import rules
 from maintenance.deliveries.doorbell import doorbell
 from maintenance.deliveries.models import Delivery, Endpoint
@@ -41,6 +40,8 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
             delay = rules.jittered(first_step)
             transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
+    if connection.vendor != "postgresql":
+        return Companion(made=made, write=functools.partial(_outbox_write, now=now))
     return Companion(
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
@@ -70,13 +71,29 @@ _OUTBOX_COLUMNS = (
 
 @functools.cache
 def _outbox_rows_sql() -> str:
-    # Built once: a process serves one database, so one engine (its id function).
-    new_id = maintenance_sql.for_connection().NEW_ID_SQL
+    """PostgreSQL's outbox rows, written in the entry's own statement (`_outbox_write`
+    writes the same rows in Python on SQLite)."""
     endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
     return (
-        f"SELECT {new_id}, id, %s, 0, %s, %s, '', %s, %s, %s "
+        f"SELECT gen_random_uuid(), id, %s, 0, %s, %s, '', %s, %s, %s "
         f"FROM {endpoints} WHERE enabled = %s"
     )
+
+
+def _outbox_write(entry_id: int, now: datetime) -> list[uuid.UUID]:
+    """SQLite's outbox rows, written through the ORM in the entry's transaction: one
+    accepted delivery per enabled endpoint; their ids."""
+    deliveries = []
+    for endpoint_id in Endpoint.objects.filter(enabled=True).values_list("id", flat=True):
+        deliveries.append(Delivery(
+            id=uuid.uuid4(), endpoint_id=endpoint_id, entry_id=entry_id, state=S.ACCEPTED,
+            attempts=0, unanswered=False, lookup_due=False, note="",
+            next_attempt_at=now + settings.SETTLE_DELIVERY_SCHEDULE[0],
+            deadline_at=now + settings.SETTLE_DELIVERY_DEADLINE, created_at=now,
+        ))
+    if deliveries:
+        Delivery.objects.bulk_create(deliveries)
+    return [delivery.id for delivery in deliveries]
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:

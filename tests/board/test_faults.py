@@ -69,7 +69,7 @@ def test_it_answers_unknown_when_the_commit_is_lost_and_the_retry_replays(monkey
             raise OperationalError("server closed the connection unexpectedly")
 
     if connection.vendor == "postgresql":
-        # The write commits at its pipeline's Sync (receipts/sql/postgresql.py `write`).
+        # The write commits at its pipeline's Sync (receipts/engines/postgresql.py `write`).
         real_pipeline = psycopg.Connection.pipeline
 
         @contextmanager

@@ -1,7 +1,7 @@
 """Who the caller is and its hourly limit, written twice: in Python (board/posting/callers.py,
-board/posting/limits.py) for the console and step 1's refusals, and in SQL for every post's
-admission (board/posting/sql/: the caller CTEs on SQLite, the function `board_post_admit` on
-PostgreSQL). Compared on generated input, on both engines."""
+board/posting/limits.py), which SQLite's admission runs, and in SQL, the function
+`board_post_admit` (board/sql/board_post_admit.sql) of PostgreSQL's. Compared on generated
+input on PostgreSQL, where both exist."""
 
 import uuid
 
@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from board.exceptions import Unauthorized
-from board.models import PostingPolicy
-from board.posting import callers, limits, sql, statements
-from board.posting.sql.common import Admission
+from board.models import PostingPolicy, Principal
+from board.posting import callers, limits, statements
 from moderation import services as moderation
 from receipts.models import Receipt
 
@@ -26,6 +25,7 @@ ADDRESS = "203.0.113.7"
 limits_or_none = st.none() | st.integers(min_value=0, max_value=10**6)
 
 
+@pytest.mark.postgres
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
@@ -74,22 +74,22 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
         has_receipt and caller is not None,
     )
 
-    # SQL: the engine's own admission, as a post runs it.
-    asked = Admission(
-        token_hash=None if token is None else callers.token_hash(token),
-        address_source=callers.address_source(ADDRESS),
-        anonymous_allowed=anonymous_allowed,
-        anonymous_scope=callers.ANONYMOUS_SCOPE,
-        source_default_limit=django_settings.SETTLE_SOURCE_HOURLY_LIMIT,
-        overall_default_limit=django_settings.SETTLE_OVERALL_HOURLY_LIMIT,
-        operation="post_entry:v1",
-        request_id=request_id,
-        hour=connection.ops.adapt_datetimefield_value(limits.hour_of(timezone.now())),
-        overall=limits.OVERALL_SOURCE,
-    )
+    # SQL: the function PostgreSQL's admission calls, with the arguments a post gives it.
     with connection.cursor() as cursor:
-        row, _ = sql.for_connection().admit_count(cursor, asked)
-    seen, source, source_limit, overall, sql_admitted = row[11:16]
+        cursor.execute(
+            "SELECT seen, source, source_limit, overall_limit, admitted "
+            "FROM board_post_admit(%s, %s, %s, %s, %s, %s, %s, %s, "
+            "CAST(%s AS bigint), CAST(%s AS bigint), %s, false)",
+            [
+                Principal.KEY_PREFIX, None if token is None else callers.token_hash(token),
+                callers.address_source(ADDRESS), callers.ANONYMOUS_SCOPE, "post_entry:v1",
+                request_id, limits.hour_of(timezone.now()), limits.OVERALL_SOURCE,
+                django_settings.SETTLE_SOURCE_HOURLY_LIMIT,
+                django_settings.SETTLE_OVERALL_HOURLY_LIMIT,
+                token is None and anonymous_allowed,
+            ],
+        )
+        seen, source, source_limit, overall, sql_admitted = cursor.fetchone()
 
     assert (source, source_limit, overall, bool(sql_admitted), bool(seen)) == in_python
 

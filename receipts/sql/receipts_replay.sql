@@ -1,0 +1,50 @@
+-- A replay's bookkeeping on PostgreSQL (receipts/engines/postgresql.py `replay`): lock
+-- and count the receipt, judge the attempt, log it, in one statement whose plan
+-- PostgreSQL keeps per server connection, behind a pooler too. SQLite runs the same
+-- rules in Python (receipts/engines/sqlite.py, receipts.services._verdict);
+-- tests/receipts/test_rules.py compares them.
+--
+-- Applied by a migration: a change to this file comes with a new migration of receipts
+-- that applies it again (receipts/migrations/0005_replay_from_file.py shows how), and
+-- DROPs the function first where its columns change.
+
+CREATE OR REPLACE FUNCTION receipts_replay(
+    replay_scope text, replay_operation text, replay_request_id uuid,
+    replay_now timestamptz, replay_digests jsonb, deleted_state text,
+    attempt_identity uuid, attempt_route text, wait_ms integer, commit_quietly boolean
+) RETURNS TABLE (
+    id bigint, state text, digests jsonb, result_id bigint, first_route text,
+    attempts integer, first_seen_at timestamptz, last_seen_at timestamptz,
+    receipt_expires_at timestamptz, deleted_at timestamptz, outcome text
+) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
+#variable_conflict use_column
+BEGIN
+    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound_ms), set before the
+    -- row is locked; and no flush wait for bookkeeping (commit_quietly), outside a
+    -- caller's transaction only: that commit is the caller's.
+    PERFORM set_config('lock_timeout', wait_ms::text, true);
+    IF commit_quietly THEN
+        PERFORM set_config('synchronous_commit', 'off', true);
+    END IF;
+    RETURN QUERY
+    WITH hit AS (
+        UPDATE receipts_receipt AS r
+        SET attempts = r.attempts + 1, last_seen_at = replay_now
+        WHERE r.scope = replay_scope AND r.operation = replay_operation
+            AND r.request_id = replay_request_id
+        RETURNING r.id, r.state::text, r.digests, r.result_id, r.first_route::text,
+            r.attempts, r.first_seen_at, r.last_seen_at, r.receipt_expires_at,
+            r.deleted_at,
+            CASE WHEN r.state = deleted_state THEN 'deleted'
+                WHEN r.receipt_expires_at <= replay_now THEN 'expired'
+                WHEN r.digests = replay_digests THEN 'replayed'
+                ELSE 'conflict' END AS outcome
+    ), logged AS (
+        INSERT INTO receipts_attempt (identity, receipt_id, route, outcome, detail, created_at)
+        SELECT attempt_identity, hit.id, attempt_route, hit.outcome,
+            CASE WHEN hit.outcome = 'replayed' THEN '' ELSE hit.outcome END, replay_now
+        FROM hit
+    )
+    SELECT hit.* FROM hit;
+END
+$$;
