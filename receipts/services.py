@@ -14,8 +14,8 @@ How a write runs (SPEC 5.1 step 3 and 7):
    waits inside that INSERT until the first commits or rolls back (bounded by
    `lock_timeout`, which the claim statement itself sets for its transaction:
    `engines.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN
-   IMMEDIATE`, so claims queue, and the claim is a read of the receipt. A claim lost to a committed receipt returns None: the caller
-   replays (step 1).
+   IMMEDIATE`, so claims queue, and the claim is a read of the receipt. A claim lost to
+   a committed receipt returns None: the caller replays (step 1).
 3. A write that won the claim checks for a tombstone in a statement *after* the claim,
    so under READ COMMITTED it sees what every transaction the claim waited for left. A
    purge deletes the receipt and writes its tombstone in one transaction: whichever
@@ -118,7 +118,7 @@ class Companion:
     rows_sql: str = ""
     params: tuple = ()
     returning: str = ""
-    write: Callable[[int], list] = lambda made_id: []
+    write: Callable[[int], list] | None = None
 
     @property
     def shape(self) -> tuple:
@@ -235,7 +235,7 @@ class Guard:
     error: Exception
     sql: str = "TRUE"
     params: tuple = ()
-    holds: Callable[[], bool] = lambda: True
+    holds: Callable[[], bool] | None = None
 
 
 def _claim_row(asked: _Asked, expires_at: datetime) -> Receipt:
