@@ -28,7 +28,7 @@ takes the rows away, and must never turn an expired id back into a fresh one. So
   their counts add up and neither waits on the other. On SQLite a run lease
   (`RunLock`) lets one run work while the other returns at once with nothing done.
 
-Receipt-level steps (find, lock, entomb) live in `receipts/purge.py` (re-exported by
+Receipt-level steps (find, lock, entomb) live in `maintenance/tombstones/purge.py` (re-exported by
 `receipts.services`), which knows nothing of threads; the thread rules live here. Each
 job is also a Celery task (`maintenance.tasks`), which records a `MaintenanceRun`; the
 functions here are called directly by tests, the `purge` command and the tasks alike.
@@ -52,7 +52,7 @@ from board.models import Entry, HourlyCounter
 from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
 from maintenance.models import MaintenanceRun, RunLock
-from receipts import services as receipts
+from maintenance.tombstones import purge as receipt_purge
 from receipts.faults import sqlstate
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def _threads_batch(
     # Not locked yet: the thread, not the receipt, is the unit two runs split. Locking
     # receipts here could leave a question's receipt to one run and its reply's to the
     # other, and both would have to skip the thread.
-    due = receipts.receipts_due(
+    due = receipt_purge.receipts_due(
         operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False,
         deleted_before=now - deletion_retention,
     )
@@ -205,7 +205,7 @@ def _threads_batch(
 
     parents = dict(_entry_rows("id, parent_id", "id", [row.result_id for row in due]))
     # A receipt whose entry is already gone has nothing left to keep.
-    orphans = receipts.receipts_lock(
+    orphans = receipt_purge.receipts_lock(
         ids=[row.id for row in due if row.result_id not in parents], now=now
     )
     candidates = {parent or entry for entry, parent in parents.items()}
@@ -219,18 +219,18 @@ def _threads_batch(
         for (thread,) in _entry_rows(
             "id", "id", candidates,
             extra=f"type = 'question' AND {thread_not_held_sql(_ENTRIES + '.id')}",
-            tail=receipts.skip_locked(),
+            tail=receipt_purge.skip_locked(),
         )
     }
     thread_of = {thread: thread for thread in threads}
     thread_of.update(_entry_rows("id, parent_id", "parent_id", threads))
     # A deleted entry's receipt is due by `deleted_at` and the deletion policy in force
     # now, never by the expiry its delete stored (SPEC 8.2: no job removes it earlier).
-    held, blocked = receipts.receipts_claim_for_results(
+    held, blocked = receipt_purge.receipts_claim_for_results(
         operation=POST_ENTRY, result_ids=thread_of.keys(), now=now,
         deleted_before=now - deletion_retention,
     )
-    in_thread: dict[int, list[receipts.ReceiptRow]] = defaultdict(list)
+    in_thread: dict[int, list[receipt_purge.ReceiptRow]] = defaultdict(list)
     for row in held:
         in_thread[thread_of[row.result_id]].append(row)
     # A receipt another transaction holds (a retry counting its attempt, the deletion
@@ -246,12 +246,12 @@ def _threads_batch(
     gone_receipts = [row for thread in purgeable for row in in_thread[thread]] + orphans
     gone_entries = [entry for entry, thread in thread_of.items() if thread in purgeable]
 
-    tombstones = receipts.receipts_entomb(
+    tombstones = receipt_purge.receipts_entomb(
         receipts=gone_receipts,
         tombstone_retention=tombstone_retention,
         deletion_retention=deletion_retention,
     )
-    entries = receipts.delete_ids(Entry, gone_entries)
+    entries = receipt_purge.delete_ids(Entry, gone_entries)
     counts = {
         "threads": len(purgeable),
         "entries": entries,
@@ -265,11 +265,11 @@ def _entry_rows(
     columns: str, column: str, values, *, extra: str = "", tail: str = ""
 ) -> list[tuple]:
     """`SELECT columns FROM board_entry WHERE column IN values` in plain SQL (see
-    receipts/purge.py on why the purge avoids the ORM for its batches)."""
+    maintenance/tombstones/purge.py on why the purge avoids the ORM for its batches)."""
     values = [value for value in values if value is not None]
     if not values:
         return []
-    condition, params = receipts.sql_in(column, values)
+    condition, params = receipt_purge.sql_in(column, values)
     if extra:
         condition += f" AND {extra}"
     with connection.cursor() as cursor:
@@ -291,7 +291,7 @@ def _held_texts_blank(*, limit: int) -> int:
         cursor.execute(
             f"SELECT id FROM {_ENTRIES} WHERE deleted_at IS NOT NULL "
             f"AND body <> '' AND {thread_not_held_sql(thread)} "
-            f"ORDER BY id LIMIT {int(limit)}{receipts.skip_locked()}"
+            f"ORDER BY id LIMIT {int(limit)}{receipt_purge.skip_locked()}"
         )
         ids = [row[0] for row in cursor.fetchall()]
     if not ids:
@@ -328,7 +328,7 @@ def _deletions_batch(
     *, now: datetime, limit: int, after, tombstone_retention: timedelta
 ) -> Batch:
     # Held ones are left out by the database: the receipt's entry's thread is held.
-    entry = f"{_ENTRIES}.id = {receipts.RECEIPTS_TABLE}.result_id"
+    entry = f"{_ENTRIES}.id = {receipt_purge.RECEIPTS_TABLE}.result_id"
     thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
     not_held = (
         f"NOT EXISTS (SELECT 1 FROM {_ENTRIES} WHERE {entry} "
@@ -338,7 +338,7 @@ def _deletions_batch(
     # delete stored (SPEC 8.1, 8.2): a shortened policy acts at this purge, a lengthened
     # one keeps deletions made under the shorter.
     deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
-    due = receipts.receipts_deleted_due(
+    due = receipt_purge.receipts_deleted_due(
         operation=POST_ENTRY, now=now, deleted_before=now - deletion, limit=limit,
         after=after, extra=not_held,
     )
@@ -355,16 +355,16 @@ def _deletions_batch(
         else:
             questions.add(entry)
 
-    tombstones = receipts.receipts_entomb(
+    tombstones = receipt_purge.receipts_entomb(
         receipts=due, tombstone_retention=tombstone_retention, deletion_retention=deletion
     )
-    removed = receipts.delete_ids(Entry, replies)
+    removed = receipt_purge.delete_ids(Entry, replies)
     # A deleted question's row goes too unless replies still hang on it (then the thread
     # purge takes it with them); so does a deleted question whose last reply just went.
     candidates = questions | parents
     still_receipted = {
         row.result_id
-        for row in receipts.receipts_for_results(
+        for row in receipt_purge.receipts_for_results(
             operation=POST_ENTRY, result_ids=candidates, now=now
         )
     }
@@ -373,7 +373,7 @@ def _deletions_batch(
         .exclude(Exists(Entry.objects.filter(parent_id=OuterRef("pk"))))
         .values_list("id", flat=True)
     )
-    removed += receipts.delete_ids(Entry, list(empty))
+    removed += receipt_purge.delete_ids(Entry, list(empty))
     counts = {
         "receipts": len(due), "entries": removed, "tombstones": tombstones, "texts": texts,
     }
@@ -397,7 +397,7 @@ def purge_tombstones(
     """Remove tombstones past their expiry; after that an old id is simply unknown."""
 
     def batch(after) -> Batch:
-        removed = receipts.tombstones_purge(now=now, limit=batch_size)
+        removed = receipt_purge.tombstones_purge(now=now, limit=batch_size)
         return Batch(counts={"tombstones": removed}, more=removed == batch_size)
 
     return run_batches(
@@ -421,12 +421,12 @@ def purge_attempts(
     attempt_retention = retention.policy_in_force(retention.ATTEMPT, fresh=True).duration
 
     def batch(after) -> Batch:
-        attempts = receipts.attempts_purge(before=now - attempt_retention, limit=batch_size)
+        attempts = receipt_purge.attempts_purge(before=now - attempt_retention, limit=batch_size)
         old = HourlyCounter.objects.filter(
             hour__lt=now - settings.SETTLE_COUNTER_RETENTION
         ).order_by("hour")[:batch_size]
         counter_ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
-        counters = receipts.delete_ids(HourlyCounter, counter_ids)
+        counters = receipt_purge.delete_ids(HourlyCounter, counter_ids)
         return Batch(
             counts={"attempts": attempts, "counters": counters},
             more=attempts == batch_size or counters == batch_size,

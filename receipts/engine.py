@@ -1,10 +1,6 @@
 """Which engine the connection runs, asked in one place: every per-engine pair of
-modules with the same functions (receipts/engines/, receipts/purge_sql/,
-board/posting/engines/) is chosen here.
-
-A module of its own that imports none of them: the purge's statements are chosen from
-receipts/purge.py, which receipts/statements.py (and so receipts/engines/) imports.
-"""
+modules with the same functions (receipts/engines/, board/posting/engines/,
+maintenance/tombstones/) is chosen here. A module of its own that imports none of them."""
 
 from collections.abc import Mapping
 from types import ModuleType

@@ -34,7 +34,7 @@ def identity_key(*, scope: str, operation: str, request_id: uuid.UUID) -> uuid.U
 
 # identity_key in SQL (PostgreSQL), of the receipt's columns `scope`, `operation` and
 # `request_id`: the purge makes tombstones from the rows its DELETE returns, so the
-# identity never travels to Python (receipts/purge_sql/postgresql.py). SQLite has no
+# identity never travels to Python (maintenance/tombstones/postgresql.py). SQLite has no
 # sha256 and calls identity_key. tests/receipts/test_tombstone_rules.py compares the two.
 IDENTITY_KEY_SQL = (
     "encode(substring(sha256("

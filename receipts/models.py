@@ -90,7 +90,7 @@ def tombstone_expiry_day(moment: datetime) -> date:
 
 # tombstone_expiry_day in SQL (PostgreSQL), of a timestamptz expression `{moment}`: the
 # purge computes the day in the statement that makes the tombstones
-# (receipts/purge_sql/postgresql.py). One microsecond short of a day added, then the
+# (maintenance/tombstones/postgresql.py). One microsecond short of a day added, then the
 # date: a moment at midnight keeps its day, any later one gets the next.
 # tests/receipts/test_tombstone_rules.py compares the two.
 TOMBSTONE_EXPIRY_DAY_SQL = (

@@ -58,25 +58,9 @@ from receipts.exceptions import (
 from receipts.faults import Fault, fault_answer, sqlstate
 from receipts.fingerprint import differing_fields, field_digests, identity_key
 from receipts.models import Attempt, Receipt, Tombstone
-from receipts.purge import (  # noqa: F401  (the purges' half of the engine, re-exported)
-    RECEIPTS_TABLE,
-    ReceiptRow,
-    attempts_purge,
-    delete_ids,
-    receipts_claim_for_results,
-    receipts_deleted_due,
-    receipts_due,
-    receipts_entomb,
-    receipts_for_results,
-    receipts_lock,
-    skip_locked,
-    sql_in,
-    sql_moment,
-    tombstone_expiry_day,
-    tombstones_purge,
-)
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -395,7 +379,7 @@ def receipt_mark_deleted(*, operation: str, result_ids: list[int], now: datetime
 
     `receipt_expires_at` stays as promised at the write (SPEC 8.1: never moved by a later
     change): the deletion's own life runs from `deleted_at` under the `deletion` policy in
-    force at each purge (receipts/purge.py), so the expiry is not where it is kept."""
+    force at each purge (maintenance/tombstones/purge.py), so the expiry is not where it is kept."""
     return Receipt.objects.filter(operation=operation, result_id__in=result_ids).update(
         state=Receipt.State.DELETED, deleted_at=now
     )

@@ -3,13 +3,12 @@ columns a claim writes and a replay reads, the rows read back as models, and how
 tombstone and an outcome are told."""
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connection
 
 from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
 from receipts.models import Attempt, Receipt, Tombstone
-from receipts.purge import _read_moment as read_moment
 
 RECEIPTS = Receipt._meta.db_table
 ATTEMPTS = Attempt._meta.db_table
@@ -61,3 +60,10 @@ def adapted(values) -> list:
     # (The fields' get_db_prep_save, one call each, cost more than the statement.)
     adapt = connection.ops.adapt_datetimefield_value
     return [adapt(value) if isinstance(value, datetime) else value for value in values]
+
+
+def read_moment(value) -> datetime:
+    # PostgreSQL returns aware datetimes; SQLite returns UTC text (or naive) to raw SQL.
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -1,8 +1,8 @@
 """A tombstone's two rules, written twice: in Python (receipts.fingerprint.identity_key,
-receipts.models.tombstone_expiry_day, receipts.purge.ReceiptRow.tombstone) and in SQL,
+receipts.models.tombstone_expiry_day, maintenance.tombstones.purge.ReceiptRow.tombstone) and in SQL,
 where PostgreSQL's purge makes the tombstones from the rows it deletes
 (fingerprint.IDENTITY_KEY_SQL, models.TOMBSTONE_EXPIRY_DAY_SQL, in
-receipts/purge_sql/postgresql.py). Compared on generated input: each SQL form alone on
+maintenance/tombstones/postgresql.py). Compared on generated input: each SQL form alone on
 PostgreSQL, and the whole purge of a receipt (receipts_entomb) on both engines."""
 
 from datetime import UTC, date, datetime, time, timedelta, timezone
@@ -13,9 +13,9 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from maintenance.tombstones.purge import ReceiptRow, receipts_entomb, receipts_lock
 from receipts.fingerprint import IDENTITY_KEY_SQL, identity_key
 from receipts.models import TOMBSTONE_EXPIRY_DAY_SQL, Receipt, Tombstone, tombstone_expiry_day
-from receipts.purge import ReceiptRow, receipts_entomb, receipts_lock
 
 pytestmark = pytest.mark.django_db
 

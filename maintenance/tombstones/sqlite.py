@@ -1,4 +1,4 @@
-"""The purge's statements on SQLite, chosen in receipts/purge_sql/__init__.py. Its
+"""The purge's statements on SQLite, chosen in maintenance/tombstones/__init__.py. Its
 immediate write transaction already excludes everyone else, so nothing here locks
 rows; it has no sha256, so the tombstones are made in Python."""
 

@@ -9,20 +9,21 @@ the immediate write transaction serializes everything.
 Plain SQL, batched: a purge moves thousands of rows a second, and the ORM's cost per
 row (model instances, a parameter per value in `IN (...)`) was most of the time. On
 PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once. What
-differs by engine is in receipts/purge_sql/, one module per engine.
+differs by engine is in maintenance/tombstones/, one module per engine.
 """
 
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection
 
-from receipts import purge_sql
+from maintenance import tombstones as engines
 from receipts.fingerprint import identity_key
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
+from receipts.statements import read_moment
 
 
 @dataclass(slots=True)
@@ -51,17 +52,17 @@ class ReceiptRow:
 
     @property
     def receipt_expires_at(self) -> datetime:
-        return _read_moment(self.expires_raw)
+        return read_moment(self.expires_raw)
 
     @property
     def deleted_at(self) -> datetime | None:
-        return None if self.deleted_raw is None else _read_moment(self.deleted_raw)
+        return None if self.deleted_raw is None else read_moment(self.deleted_raw)
 
     def tombstone(
         self, *, tombstone_retention: timedelta, deletion_retention: timedelta
     ) -> Tombstone:
         """What is left of this receipt: see receipts_entomb (on PostgreSQL the same rule
-        is SQL, in receipts/purge_sql/postgresql.py)."""
+        is SQL, in maintenance/tombstones/postgresql.py)."""
         return Tombstone(
             key=self.key,
             reason=Tombstone.Reason.DELETED
@@ -78,24 +79,17 @@ class ReceiptRow:
 
 def sql_in(column: str, values: Collection) -> tuple[str, list]:
     """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL."""
-    return purge_sql.for_connection().sql_in(column, values)
+    return engines.for_connection().sql_in(column, values)
 
 
 def skip_locked() -> str:
     """Lock the selected rows, skipping those another transaction holds (PostgreSQL);
     nothing on SQLite, where the write transaction already excludes everyone else."""
-    return purge_sql.for_connection().skip_locked()
+    return engines.for_connection().skip_locked()
 
 
 def sql_moment(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
-
-
-def _read_moment(value) -> datetime:
-    # PostgreSQL returns aware datetimes; SQLite returns UTC text (or naive) to raw SQL.
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 _RECEIPTS = RECEIPTS_TABLE = Receipt._meta.db_table
@@ -127,7 +121,7 @@ def _receipt_rows(
     # Identity, expiry, deletion: on PostgreSQL the tombstones are made in SQL from the
     # receipt rows themselves (receipts_entomb), so the identity need not travel, and the
     # moments only where asked.
-    columns = purge_sql.for_connection().row_columns(with_expiry=with_expiry)
+    columns = engines.for_connection().row_columns(with_expiry=with_expiry)
     due, due_params = _due_sql(now=now, deleted_before=deleted_before)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -267,7 +261,7 @@ def receipts_claim_for_results(
         where, [operation, *params], now=now, deleted_before=deleted_before,
         tail=skip_locked(), with_expiry=False,
     )
-    return held, purge_sql.for_connection().results_not_held(where, [operation, *params], held)
+    return held, engines.for_connection().results_not_held(where, [operation, *params], held)
 
 
 def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
@@ -297,7 +291,7 @@ def receipts_entomb(
     """
     if not receipts:
         return 0
-    return purge_sql.for_connection().entomb(receipts, tombstone_retention, deletion_retention)
+    return engines.for_connection().entomb(receipts, tombstone_retention, deletion_retention)
 
 
 def tombstones_purge(*, now: datetime, limit: int) -> int:

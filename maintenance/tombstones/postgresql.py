@@ -1,4 +1,4 @@
-"""The purge's statements on PostgreSQL, chosen in receipts/purge_sql/__init__.py.
+"""The purge's statements on PostgreSQL, chosen in maintenance/tombstones/__init__.py.
 
 Selections that lock use SKIP LOCKED, so two purge runs split the work and a purge never
 waits behind a retry that holds a receipt. A list is one array parameter (`= ANY(%s)`),

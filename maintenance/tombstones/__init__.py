@@ -1,0 +1,16 @@
+"""Retention's side of the idempotency engine: receipts into tombstones, in batches
+(purge.py), for the purges of maintenance/services.py. What differs by engine is a
+module each (postgresql.py, sqlite.py) with the same functions: `sql_in`,
+`skip_locked`, `row_columns`, `results_not_held`, `entomb`, chosen by receipts.engine."""
+
+from types import ModuleType
+
+from maintenance.tombstones import postgresql, sqlite
+from receipts import engine
+
+
+def for_connection() -> ModuleType:
+    return engine.for_connection(_MODULES)
+
+
+_MODULES = {"postgresql": postgresql, "sqlite": sqlite}
