@@ -181,7 +181,18 @@ def receipt_write(
     RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
     asked = _Asked(identity, content, route, now)
-    receipt = _claim_row(asked, now + retention)
+    receipt = Receipt(
+        scope=identity.scope,
+        operation=identity.operation,
+        request_id=identity.request_id,
+        digests=dict(asked.digests),
+        state=Receipt.State.SUCCEEDED,
+        first_route=route,
+        attempts=1,
+        first_seen_at=now,
+        last_seen_at=now,
+        receipt_expires_at=now + retention,
+    )
     try:
         written = engines.for_connection().write(
             receipt, asked.identity, effect, route, now, refusal is None, guard
@@ -220,23 +231,6 @@ class Guard:
     sql: str = "TRUE"
     params: tuple = ()
     holds: Callable[[], bool] | None = None
-
-
-def _claim_row(asked: _Asked, expires_at: datetime) -> Receipt:
-    """The receipt a claim inserts."""
-    identity, now = asked.identity, asked.now
-    return Receipt(
-        scope=identity.scope,
-        operation=identity.operation,
-        request_id=identity.request_id,
-        digests=dict(asked.digests),
-        state=Receipt.State.SUCCEEDED,
-        first_route=asked.route,
-        attempts=1,
-        first_seen_at=now,
-        last_seen_at=now,
-        receipt_expires_at=expires_at,
-    )
 
 
 # --- Replays ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from receipts.models import Attempt, Receipt, Tombstone
 RECEIPTS = Receipt._meta.db_table
 ATTEMPTS = Attempt._meta.db_table
 
-# What a claim writes, in the order of its parameters (receipts.services._claim_row).
+# What a claim writes, in the order of its parameters (engines/postgresql.py `_claim_params`).
 CLAIM_FIELDS = tuple(
     Receipt._meta.get_field(name)
     for name in (

@@ -83,17 +83,18 @@ def _outbox_rows_sql() -> str:
 def _outbox_write(entry_id: int, now: datetime) -> list[uuid.UUID]:
     """SQLite's outbox rows, written through the ORM in the entry's transaction: one
     accepted delivery per enabled endpoint; their ids."""
-    deliveries = []
+    deliveries, ids = [], []
     for endpoint_id in Endpoint.objects.filter(enabled=True).values_list("id", flat=True):
+        ids.append(uuid.uuid4())
         deliveries.append(Delivery(
-            id=uuid.uuid4(), endpoint_id=endpoint_id, entry_id=entry_id, state=S.ACCEPTED,
+            id=ids[-1], endpoint_id=endpoint_id, entry_id=entry_id, state=S.ACCEPTED,
             attempts=0, unanswered=False, lookup_due=False, note="",
             next_attempt_at=now + settings.SETTLE_DELIVERY_SCHEDULE[0],
             deadline_at=now + settings.SETTLE_DELIVERY_DEADLINE, created_at=now,
         ))
     if deliveries:
         Delivery.objects.bulk_create(deliveries)
-    return [delivery.id for delivery in deliveries]
+    return ids
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
