@@ -14,10 +14,9 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.http import HttpRequest
-
 from board.exceptions import Answer, InvalidRequest, error_answer
 from board.http.answers import (
+    Sender,
     answers,
     entry_post_answer,
     operation_answer,
@@ -37,6 +36,7 @@ from board.http.json_schemas import (
     page_schema,
 )
 from board.mcp.words import request_id_guide, summary
+from board.posting.callers import Caller
 from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,23 @@ class ToolParamsError(Exception):
 
 
 @dataclass(frozen=True)
+class Calling:
+    """Who calls a tool: the request's sender, and the caller the transport's token
+    check found, or None for `post_entry`, whose own admission judges the token."""
+
+    sender: Sender
+    caller: Caller | None
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """A `tools/call` result, and the HTTP status its answer carries."""
+
+    status: int
+    result: dict
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     title: str
@@ -60,7 +77,7 @@ class Tool:
     input_schema: dict
     success_schema: dict
     read_only: bool
-    run: Callable[[HttpRequest, dict], Answer]
+    run: Callable[[Calling, dict], Answer]
 
 
 def tools_list(params: dict, *, modern: bool) -> dict:
@@ -110,7 +127,7 @@ def _output_schema(success: dict) -> dict:
     }
 
 
-def tools_call(request: HttpRequest, params: dict) -> dict:
+def tools_call(calling: Calling, params: dict) -> ToolCalled:
     name = params.get("name")
     if not isinstance(name, str):
         raise ToolParamsError('Invalid params: "name" must be a string')
@@ -123,7 +140,7 @@ def tools_call(request: HttpRequest, params: dict) -> dict:
     if not isinstance(arguments, dict):
         raise ToolParamsError('Invalid params: "arguments" must be an object')
     try:
-        answer = tool.run(request, arguments)
+        answer = tool.run(calling, arguments)
     except Exception as error:
         # Known refusals and database faults are answers already; this is a bug. Say so
         # truthfully: a read wrote nothing, a post may or may not have been saved.
@@ -138,14 +155,14 @@ def tools_call(request: HttpRequest, params: dict) -> dict:
         "data": answer.body,
         "retry_after_seconds": answer.retry_after,
     }
-    return {
+    return ToolCalled(status=answer.status, result={
         "content": [
             {"type": "text", "text": summary(tool.name, answer)},
             {"type": "text", "text": json.dumps(structured, ensure_ascii=False)},
         ],
         "structuredContent": structured,
         "isError": answer.status >= 400,
-    }
+    })
 
 
 # --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------
@@ -176,36 +193,34 @@ def _text_or_none(value: object) -> str | None:
 
 
 @answers
-def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
+def _run_new_request_id(calling: Calling, arguments: dict) -> Answer:
     _check_arguments(arguments, {})
-    return request_id_answer(caller=request.caller)
+    return request_id_answer(caller=calling.caller)
 
 
-def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
+def _run_post_entry(calling: Calling, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The post judges the token as HTTP does; the transport reads its status, as a 401
-    # may be the transport's to answer (board/mcp/endpoint.py `_serve`).
-    answer = entry_post_answer(
-        token=request.sender.token,
-        address=request.sender.address,
+    # The post judges the token as HTTP does; a 401 may be the transport's to answer
+    # (board/mcp/endpoint.py `_serve`).
+    return entry_post_answer(
+        token=calling.sender.token,
+        address=calling.sender.address,
         body=arguments,
         header_key=None,
         route="mcp",
-        base=request.sender.base,
+        base=calling.sender.base,
     )
-    request.post_status = answer.status
-    return answer
 
 
 @answers
-def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
+def _run_get_operation(calling: Calling, arguments: dict) -> Answer:
     # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
     _check_arguments(arguments, {"request_id": ("any", False)})
     return operation_answer(
-        caller=request.caller,
+        caller=calling.caller,
         request_id=arguments.get("request_id"),
-        base=request.sender.base,
+        base=calling.sender.base,
     )
 
 
@@ -213,35 +228,35 @@ _PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
 
 
 @answers
-def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
+def _run_list_threads(calling: Calling, arguments: dict) -> Answer:
     _check_arguments(arguments, _PAGE_ARGUMENTS)
     return thread_list_answer(
-        caller=request.caller,
+        caller=calling.caller,
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
-        base=request.sender.base,
+        base=calling.sender.base,
     )
 
 
 @answers
-def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
+def _run_get_thread(calling: Calling, arguments: dict) -> Answer:
     _check_arguments(arguments, {"id": ("integer", True)})
     return thread_answer(
-        caller=request.caller,
+        caller=calling.caller,
         thread_id=str(arguments["id"]),
-        base=request.sender.base,
+        base=calling.sender.base,
     )
 
 
 @answers
-def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
+def _run_list_replies(calling: Calling, arguments: dict) -> Answer:
     _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
     return reply_list_answer(
-        caller=request.caller,
+        caller=calling.caller,
         thread_id=str(arguments["thread_id"]),
         cursor=arguments.get("cursor"),
         limit=_text_or_none(arguments.get("limit")),
-        base=request.sender.base,
+        base=calling.sender.base,
     )
 
 
