@@ -80,7 +80,7 @@ STREAM_UNSAFE = (
 )
 
 
-def _problem(said: str) -> PydanticCustomError:
+def field_problem(said: str) -> PydanticCustomError:
     """A rule's refusal, worded as SPEC's `error.fields[].problem`."""
     return PydanticCustomError("problem", said)
 
@@ -100,26 +100,26 @@ class Text(NamedTuple):
         actor's included, is read here, so none is normalized before it is bounded."""
         if value is None or (not self.required and value == ""):
             if self.required:
-                raise _problem("required")
+                raise field_problem("required")
             return None
         if not isinstance(value, str):
-            raise _problem("must be a string")
+            raise field_problem("must be a string")
         if "\x00" in value:
-            raise _problem("must not contain U+0000")
+            raise field_problem("must not contain U+0000")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise _problem("must not contain a lone surrogate") from None
+            raise field_problem("must not contain a lone surrogate") from None
         # Before NFC, whose cost grows with the longest run of combining marks (SPEC 11.6).
         if not is_stream_safe(value):
-            raise _problem(STREAM_UNSAFE)
+            raise field_problem(STREAM_UNSAFE)
         text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
         if self.required and not text:
-            raise _problem("must not be empty")
+            raise field_problem("must not be empty")
         if self.required and not self.blank_ok and not text.strip():
-            raise _problem("must not be only white space")
+            raise field_problem("must not be only white space")
         if len(text) > self.limit:
-            raise _problem(f"must be at most {self.limit} characters")
+            raise field_problem(f"must be at most {self.limit} characters")
         return text
 
     def json_schema(self, *, nullable: bool = False) -> dict:
@@ -147,9 +147,9 @@ def _choice(choices: frozenset[str]) -> Any:
 
     def read(value: object) -> str:
         if value is None:
-            raise _problem("required")
+            raise field_problem("required")
         if not isinstance(value, str) or value not in choices:
-            raise _problem("must be one of " + ", ".join(sorted(choices)))
+            raise field_problem("must be one of " + ", ".join(sorted(choices)))
         return value
 
     return Annotated[
@@ -161,14 +161,14 @@ def _request_id_read(value: object) -> uuid.UUID:
     try:
         return parse_request_id(value)
     except ValueError as error:
-        raise _problem(str(error)) from None
+        raise field_problem(str(error)) from None
 
 
 def _object_read(value: object) -> object:
     if value is None:
-        raise _problem("required")
+        raise field_problem("required")
     if not isinstance(value, dict):
-        raise _problem("must be an object")
+        raise field_problem("must be an object")
     return value
 
 
@@ -178,7 +178,7 @@ def _title_read(value: object, info: ValidationInfo) -> str | None:
     if entry_type == Entry.Type.QUESTION:
         return TITLE.read(value)
     if entry_type == Entry.Type.REPLY and value is not None:
-        raise _problem("not allowed for a reply")
+        raise field_problem("not allowed for a reply")
     return None
 
 
@@ -186,13 +186,13 @@ def _parent_id_read(value: object, info: ValidationInfo) -> int | None:
     """A reply's parent (required), or a question's (none allowed)."""
     entry_type = info.data.get("type")
     if entry_type == Entry.Type.QUESTION and value is not None:
-        raise _problem("not allowed for a question")
+        raise field_problem("not allowed for a question")
     if entry_type != Entry.Type.REPLY:
         return None
     try:
         return _parent_id(value)
     except ValueError as error:
-        raise _problem(str(error)) from None
+        raise field_problem(str(error)) from None
 
 
 BODY, TITLE, ACTOR_TEXT = Text(10_000), Text(200), Text(80, blank_ok=True)
@@ -366,10 +366,10 @@ def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRe
     it)."""
     if header_key is not None:
         data = _with_header_key(data, header_key)
-    try:
-        fields = EntryFields.model_validate(data)
-    except ValidationError as error:
-        raise InvalidRequest(validation_problems(error, data)) from None
+    order = list(EntryFields.model_fields)
+    if data.get("type") == Entry.Type.REPLY:
+        order[-2:] = ["parent_id", "title"]  # a reply's parent before its title
+    fields = model_read(EntryFields, data, order, nested=("actor",))
     actor = fields.actor
     return EntryRequest(
         request_id=fields.request_id,
@@ -384,23 +384,65 @@ def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRe
     )
 
 
-def validation_problems(error: ValidationError, data: dict) -> list[dict[str, str]]:
-    """pydantic's errors as SPEC 5's `error.fields`: each field once, by its dotted name,
-    unknown keys first (sorted, an object's before its own fields), then the declared
-    order, a reply's parent before its title."""
-    order = list(EntryFields.model_fields)
-    if data.get("type") == Entry.Type.REPLY:
-        order[-2:] = ["parent_id", "title"]
+Read = TypeVar("Read", bound=BaseModel)
+
+
+def model_read(
+    model: type[Read], data: dict, order: list[str], *, nested: tuple[str, ...] = ()
+) -> Read:
+    """`data` read by `model`, or InvalidRequest listing its problems (`validation_problems`).
+    A key holding a lone surrogate, which pydantic cannot read as a name, is taken out
+    first and refused as the unknown field it is (no field's name holds one), at the top
+    or inside an object field named in `nested`."""
+    unreadable: list[tuple[str, ...]] = []
+    data = _readable_keys(data, (), unreadable)
+    for name in nested:
+        if isinstance(data.get(name), dict):
+            data = {**data, name: _readable_keys(data[name], (name,), unreadable)}
+    try:
+        read = model.model_validate(data)
+    except ValidationError as error:
+        raise InvalidRequest(validation_problems(error, order, unreadable)) from None
+    if unreadable:
+        raise InvalidRequest(validation_problems(None, order, unreadable))
+    return read
+
+
+def _readable_keys(data: dict, at: tuple[str, ...], unreadable: list) -> dict:
+    strange = [key for key in data if not _encodable(key)]
+    if not strange:
+        return data
+    unreadable.extend((*at, key) for key in strange)
+    return {key: value for key, value in data.items() if key not in strange}
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def validation_problems(
+    error: ValidationError | None, order: list[str], unknown: list[tuple[str, ...]] = ()
+) -> list[dict[str, str]]:
+    """pydantic's errors, and the `unknown` keys taken out before it read them, as SPEC
+    5's `error.fields`: each field once, by its dotted name, unknown keys first (sorted,
+    an object's before its own fields), then the fields in `order`."""
+    items = error.errors(include_url=False, include_context=False, include_input=False) \
+        if error is not None else []
+    items = [*items, *({"type": "extra_forbidden", "loc": loc} for loc in unknown)]
     problems: dict[str, tuple[tuple, str]] = {}
-    for item in error.errors(include_url=False, include_context=False, include_input=False):
+    for item in items:
         loc = [str(part) for part in item["loc"]]
         name = ".".join(loc)
-        unknown = item["type"] == "extra_forbidden"
+        unknown_key = item["type"] == "extra_forbidden"
         said = {"extra_forbidden": "unknown field", "missing": "required"}.get(
-            item["type"], item["msg"]
+            item["type"], item.get("msg")
         )
-        top = order.index(loc[0]) if loc[0] in order else -1
-        key = (top, 0 if unknown else 1, name if unknown else "", len(problems))
+        top = order.index(loc[0]) if loc and loc[0] in order else -1
+        key = (top, 0 if unknown_key else 1, name if unknown_key else "", len(problems))
         problems.setdefault(name, (key, said))
     return [
         {"field": name, "problem": said}

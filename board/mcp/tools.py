@@ -8,13 +8,17 @@ sent over one route replays over the other.
 `ToolParamsError` into JSON-RPC's -32602.
 """
 
+import functools
 import json
 import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated, Any
 
-from board.exceptions import Answer, InvalidRequest, error_answer
+from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
+
+from board.exceptions import Answer, error_answer
 from board.http.answers import (
     Sender,
     answers,
@@ -26,7 +30,6 @@ from board.http.answers import (
     thread_list_answer,
 )
 from board.http.json_schemas import (
-    ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
     OPERATION_SCHEMA,
@@ -35,6 +38,7 @@ from board.http.json_schemas import (
     THREAD_SCHEMA,
     page_schema,
 )
+from board.http.schemas import EntryFields, field_problem, model_read
 from board.mcp.words import request_id_guide, summary
 from board.posting.callers import Caller
 from receipts.exceptions import OutcomeUnavailable
@@ -74,7 +78,8 @@ class Tool:
     name: str
     title: str
     summary: str
-    input_schema: dict
+    # The arguments' class: its generated JSON Schema is the tool's inputSchema.
+    arguments: type[BaseModel]
     success_schema: dict
     read_only: bool
     run: Callable[[Calling, dict], Answer]
@@ -99,10 +104,15 @@ def _tool_definition(tool: Tool) -> dict:
         "name": tool.name,
         "title": tool.title,
         "description": f"{tool.summary}\n\n{request_id_guide()}",
-        "inputSchema": tool.input_schema,
+        "inputSchema": _input_schema(tool.arguments),
         "outputSchema": _output_schema(tool.success_schema),
         "annotations": annotations,
     }
+
+
+@functools.cache
+def _input_schema(arguments: type[BaseModel]) -> dict:
+    return arguments.model_json_schema()
 
 
 def _output_schema(success: dict) -> dict:
@@ -168,33 +178,81 @@ def tools_call(calling: Calling, params: dict) -> ToolCalled:
 # --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------
 
 
-def _check_arguments(arguments: dict, allowed: dict[str, tuple[str, bool]]) -> None:
-    """Refuse unknown, missing or mistyped arguments as HTTP would: 422 invalid_request."""
-    problems = [
-        {"field": name, "problem": "unknown field"} for name in sorted(arguments.keys() - allowed)
-    ]
-    for name, (kind, required) in allowed.items():
-        value = arguments.get(name)
+def _argument(kind: type, *, required: bool = False, **schema: object) -> Any:
+    """An argument of JSON type `kind` (a bool is no integer), null when absent unless
+    `required`, documented by `schema`."""
+    said = "must be an integer" if kind is int else "must be a string"
+
+    def read(value: object) -> object:
         if value is None:
             if required:
-                problems.append({"field": name, "problem": "required"})
-        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            problems.append({"field": name, "problem": "must be an integer"})
-        elif kind == "string" and not isinstance(value, str):
-            problems.append({"field": name, "problem": "must be a string"})
-    if problems:
-        raise InvalidRequest(problems)
+                raise field_problem("required")
+            return None
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise field_problem(said)
+        return value
+
+    return Annotated[kind | None, PlainValidator(read), WithJsonSchema(schema)]
+
+
+_Cursor = _argument(
+    str, type=["string", "null"],
+    description="next_cursor from the previous page; omit for the first page.",
+)
+_Limit = _argument(
+    int, type=["integer", "null"], minimum=1, maximum=100,
+    description="Items a page, 1 to 100; 50 when omitted.",
+)
+_QuestionId = _argument(int, required=True, type="integer", description="The question's id.")
+_ARGUMENTS = ConfigDict(extra="forbid")
+
+
+class NoArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+
+class OperationArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    # Read by operation_answer, as the HTTP endpoint reads its path: required, a UUID.
+    request_id: Annotated[object, WithJsonSchema(
+        {"type": "string", "format": "uuid", "description": "The request_id you kept."}
+    )]
+
+
+class ThreadsArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    cursor: _Cursor = None
+    limit: _Limit = None
+
+
+class ThreadArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    id: _QuestionId
+
+
+class RepliesArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    thread_id: _QuestionId
+    cursor: _Cursor = None
+    limit: _Limit = None
+
+
+def _arguments(model: type[BaseModel], arguments: dict) -> Any:
+    """The arguments read by their class, or refused as HTTP would: 422 invalid_request."""
+    return model_read(model, arguments, list(model.model_fields))
 
 
 def _text_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-
-
 @answers
 def _run_new_request_id(calling: Calling, arguments: dict) -> Answer:
-    _check_arguments(arguments, {})
+    _arguments(NoArguments, arguments)
     return request_id_answer(caller=calling.caller)
 
 
@@ -216,64 +274,48 @@ def _run_post_entry(calling: Calling, arguments: dict) -> Answer:
 @answers
 def _run_get_operation(calling: Calling, arguments: dict) -> Answer:
     # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
-    _check_arguments(arguments, {"request_id": ("any", False)})
+    read = _arguments(OperationArguments, arguments)
     return operation_answer(
         caller=calling.caller,
-        request_id=arguments.get("request_id"),
+        request_id=read.request_id,
         base=calling.sender.base,
     )
 
 
-_PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
-
-
 @answers
 def _run_list_threads(calling: Calling, arguments: dict) -> Answer:
-    _check_arguments(arguments, _PAGE_ARGUMENTS)
+    read = _arguments(ThreadsArguments, arguments)
     return thread_list_answer(
         caller=calling.caller,
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
+        cursor=read.cursor,
+        limit=_text_or_none(read.limit),
         base=calling.sender.base,
     )
 
 
 @answers
 def _run_get_thread(calling: Calling, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"id": ("integer", True)})
+    read = _arguments(ThreadArguments, arguments)
     return thread_answer(
         caller=calling.caller,
-        thread_id=str(arguments["id"]),
+        thread_id=str(read.id),
         base=calling.sender.base,
     )
 
 
 @answers
 def _run_list_replies(calling: Calling, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
+    read = _arguments(RepliesArguments, arguments)
     return reply_list_answer(
         caller=calling.caller,
-        thread_id=str(arguments["thread_id"]),
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
+        thread_id=str(read.thread_id),
+        cursor=read.cursor,
+        limit=_text_or_none(read.limit),
         base=calling.sender.base,
     )
 
 
 # --- Tool table ---------------------------------------------------------------------------
-
-_NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
-_CURSOR = {
-    "type": ["string", "null"],
-    "description": "next_cursor from the previous page; omit for the first page.",
-}
-_LIMIT = {
-    "type": ["integer", "null"],
-    "minimum": 1,
-    "maximum": 100,
-    "description": "Items a page, 1 to 100; 50 when omitted.",
-}
-_UUID = {"type": "string", "format": "uuid", "description": "The request_id you kept."}
 
 TOOLS: dict[str, Tool] = {
     tool.name: tool
@@ -286,7 +328,7 @@ TOOLS: dict[str, Tool] = {
                 "intended post, before the first attempt, and keep the id with the post's "
                 "content until the outcome is settled. Writes nothing."
             ),
-            input_schema=_NO_ARGUMENTS,
+            arguments=NoArguments,
             success_schema=REQUEST_ID_SCHEMA,
             read_only=True,
             run=_run_new_request_id,
@@ -302,7 +344,7 @@ TOOLS: dict[str, Tool] = {
                 "request_id with different content is refused with 409 conflict. "
                 "http_status 201 means it was saved now."
             ),
-            input_schema=ENTRY_REQUEST_SCHEMA,
+            arguments=EntryFields,
             success_schema=ENTRY_SCHEMA,
             read_only=False,
             run=_run_post_entry,
@@ -316,12 +358,7 @@ TOOLS: dict[str, Tool] = {
                 "expired; http_status 404 means nothing was saved under this id for you "
                 "(or it is older than tombstone retention)."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {"request_id": _UUID},
-                "required": ["request_id"],
-                "additionalProperties": False,
-            },
+            arguments=OperationArguments,
             success_schema=OPERATION_SCHEMA,
             read_only=True,
             run=_run_get_operation,
@@ -330,11 +367,7 @@ TOOLS: dict[str, Tool] = {
             name="list_threads",
             title="List questions",
             summary="List public questions, newest first, a page at a time (next_cursor).",
-            input_schema={
-                "type": "object",
-                "properties": {"cursor": _CURSOR, "limit": _LIMIT},
-                "additionalProperties": False,
-            },
+            arguments=ThreadsArguments,
             success_schema=page_schema(THREAD_SCHEMA),
             read_only=True,
             run=_run_list_threads,
@@ -343,12 +376,7 @@ TOOLS: dict[str, Tool] = {
             name="get_thread",
             title="Read a question",
             summary="Read one public question, with its count of public replies.",
-            input_schema={
-                "type": "object",
-                "properties": {"id": {"type": "integer", "description": "The question's id."}},
-                "required": ["id"],
-                "additionalProperties": False,
-            },
+            arguments=ThreadArguments,
             success_schema=THREAD_SCHEMA,
             read_only=True,
             run=_run_get_thread,
@@ -360,16 +388,7 @@ TOOLS: dict[str, Tool] = {
                 "List a public question's public replies, oldest first, a page at a time "
                 "(next_cursor). A reply's bookmark_url opens the page that starts with it."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "thread_id": {"type": "integer", "description": "The question's id."},
-                    "cursor": _CURSOR,
-                    "limit": _LIMIT,
-                },
-                "required": ["thread_id"],
-                "additionalProperties": False,
-            },
+            arguments=RepliesArguments,
             success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
             read_only=True,
             run=_run_list_replies,
