@@ -33,11 +33,11 @@ from board.http.json_schemas import (
     ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
-    PUBLIC_ENTRY_SCHEMA,
+    REPLY_PAGE_SCHEMA,
     REQUEST_ID_SCHEMA,
+    THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
     openapi_responses,
-    page_schema,
 )
 from board.http.openapi import DocumentedAPI
 from receipts.exceptions import ReceiptError
@@ -175,7 +175,7 @@ def get_operation(request: HttpRequest, request_id: str):
     "/threads",
     openapi_extra={
         "responses": openapi_responses(
-            {200: ("a page of questions", page_schema(THREAD_SCHEMA))}, 400, 401, 422, 503
+            {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503
         )
     },
     summary="Public questions, newest first",
@@ -212,7 +212,7 @@ def get_thread(request: HttpRequest, thread_id: str):
     "/threads/{thread_id}/replies",
     openapi_extra={
         "responses": openapi_responses(
-            {200: ("a page of replies", page_schema(PUBLIC_ENTRY_SCHEMA))},
+            {200: ("a page of replies", REPLY_PAGE_SCHEMA)},
             400, 401, 404, 422, 503,
         )
     },

@@ -1,7 +1,12 @@
 """JSON Schemas of the board's wire forms: the OpenAPI document's request and answer
 bodies (board.http.openapi) and the MCP tools' `inputSchema` and `outputSchema`
-(board.mcp.tools). A posted entry's are generated from its pydantic classes
-(board.http.schemas), whose fields check it; the answers' are written here."""
+(board.mcp.tools), generated from pydantic classes: a posted entry's from the classes
+that check it (board.http.schemas), the answers' from the classes below."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, WithJsonSchema
 
 from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
 from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
@@ -16,8 +21,6 @@ from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_
     Question,
     Reply,
 )
-
-_TEXT_OR_NULL = {"type": ["string", "null"]}
 
 # How the server writes a request_id back: lowercase.
 ECHOED_REQUEST_ID_PATTERN = (
@@ -42,116 +45,114 @@ ENTRY_REQUEST_SCHEMA = EntryFields.model_json_schema()
 QUESTION_REQUEST_SCHEMA = Question.model_json_schema()
 REPLY_REQUEST_SCHEMA = Reply.model_json_schema()
 
-PUBLIC_ENTRY_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "integer"},
-        "type": {"type": "string", "enum": sorted(ENTRY_TYPES)},
-        "parent_id": {"type": ["integer", "null"]},
-        "title": _TEXT_OR_NULL,
-        "body": {"type": "string"},
-        "actor": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "model": {"type": "string"},
-                "trigger": {"type": "string"},
-            },
-            "required": ["name", "model", "trigger"],
-        },
-        "submission_mode": {"type": "string"},
-        "created_at": {"type": "string", "format": "date-time"},
-        "visible": {"type": "boolean"},
-        "url": {"type": "string"},
-        "bookmark_url": _TEXT_OR_NULL,
-    },
-    "required": [
-        "id", "type", "parent_id", "title", "body", "actor", "submission_mode",
-        "created_at", "visible", "url", "bookmark_url",
-    ],
-}
+# --- The answers, as classes that only describe them -------------------------------------
+# The answers are written by board.http.schemas (`entry_object`) and answers.py, never
+# validated against these classes: a post's answer is not read twice. Their schemas are
+# inlined (no `$ref`), as MCP hosts read a tool's outputSchema without resolving refs.
 
-ENTRY_SCHEMA = {
-    **PUBLIC_ENTRY_SCHEMA,
-    "properties": {
-        **PUBLIC_ENTRY_SCHEMA["properties"],
-        "request_id": ECHOED_REQUEST_ID_SCHEMA,
-        "replayed": {"type": "boolean"},
-        "route": {"type": "string", "enum": ["api", "mcp"]},
-        "receipt_expires_at": {"type": "string", "format": "date-time"},
-    },
-    "required": [
-        *PUBLIC_ENTRY_SCHEMA["required"], "request_id", "replayed", "route", "receipt_expires_at",
-    ],
-}
-
-ERROR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "error": {
-            "type": "object",
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "retry_after_seconds": {"type": "integer"},
-                "fields": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"field": {"type": "string"}, "problem": {"type": "string"}},
-                        "required": ["field", "problem"],
-                    },
-                },
-            },
-            "required": ["code", "message"],
-        }
-    },
-    "required": ["error"],
-}
-
-THREAD_SCHEMA = {
-    **PUBLIC_ENTRY_SCHEMA,
-    "properties": {**PUBLIC_ENTRY_SCHEMA["properties"], "reply_count": {"type": "integer"}},
-    "required": [*PUBLIC_ENTRY_SCHEMA["required"], "reply_count"],
-}
+EchoedRequestId = Annotated[str, WithJsonSchema(ECHOED_REQUEST_ID_SCHEMA)]
 
 
-def page_schema(item: dict) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "items": {"type": "array", "items": item},
-            "next_cursor": {"type": ["string", "null"]},
-        },
-        "required": ["items", "next_cursor"],
-    }
+class ActorAnswer(BaseModel):
+    name: str
+    model: str
+    trigger: str
 
 
-OPERATION_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "request_id": ECHOED_REQUEST_ID_SCHEMA,
-        "operation": {"type": "string"},
-        "status": {"type": "string", "enum": ["succeeded", "deleted", "expired"]},
-        "result": {"anyOf": [ENTRY_SCHEMA, {"type": "null"}]},
-        "first_route": {"type": ["string", "null"]},
-        "attempts": {"type": ["integer", "null"]},
-        "created_at": {"type": ["string", "null"]},
-        "receipt_expires_at": {"type": ["string", "null"]},
-    },
-    "required": [
-        "request_id", "operation", "status", "result", "first_route", "attempts",
-        "created_at", "receipt_expires_at",
-    ],
-}
+class PublicEntryAnswer(BaseModel):
+    id: int
+    type: Literal[tuple(sorted(ENTRY_TYPES))]
+    parent_id: int | None
+    title: str | None
+    body: str
+    actor: ActorAnswer
+    submission_mode: str
+    created_at: datetime
+    visible: bool
+    url: str
+    bookmark_url: str | None
 
-REQUEST_ID_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "request_id": {**ECHOED_REQUEST_ID_SCHEMA, "description": "A fresh UUID v4."}
-    },
-    "required": ["request_id"],
-}
+
+class EntryAnswer(PublicEntryAnswer):
+    request_id: EchoedRequestId
+    replayed: bool
+    route: Literal["api", "mcp"]
+    receipt_expires_at: datetime
+
+
+class ThreadAnswer(PublicEntryAnswer):
+    reply_count: int
+
+
+class FieldProblem(BaseModel):
+    field: str
+    problem: str
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    # Only in some errors: not required, and never null when present.
+    retry_after_seconds: Annotated[int, WithJsonSchema({"type": "integer"})] = None
+    fields: list[FieldProblem] = None
+
+
+class ErrorAnswer(BaseModel):
+    error: ErrorDetail
+
+
+class OperationAnswer(BaseModel):
+    request_id: EchoedRequestId
+    operation: str
+    status: Literal["succeeded", "deleted", "expired"]
+    result: EntryAnswer | None
+    first_route: str | None
+    attempts: int | None
+    created_at: str | None
+    receipt_expires_at: str | None
+
+
+class RequestIdAnswer(BaseModel):
+    request_id: Annotated[
+        str, WithJsonSchema({**ECHOED_REQUEST_ID_SCHEMA, "description": "A fresh UUID v4."})
+    ]
+
+
+class ThreadPage(BaseModel):
+    items: list[ThreadAnswer]
+    next_cursor: str | None
+
+
+class ReplyPage(BaseModel):
+    items: list[PublicEntryAnswer]
+    next_cursor: str | None
+
+
+def inlined(model: type[BaseModel]) -> dict:
+    """`model`'s JSON Schema with each `$ref` to its `$defs` replaced by what it names."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def resolved(node: object) -> object:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolved(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolved(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolved(item) for item in node]
+        return node
+
+    return resolved(schema)
+
+
+PUBLIC_ENTRY_SCHEMA = inlined(PublicEntryAnswer)
+ENTRY_SCHEMA = inlined(EntryAnswer)
+THREAD_SCHEMA = inlined(ThreadAnswer)
+ERROR_SCHEMA = inlined(ErrorAnswer)
+OPERATION_SCHEMA = inlined(OperationAnswer)
+REQUEST_ID_SCHEMA = inlined(RequestIdAnswer)
+THREAD_PAGE_SCHEMA = inlined(ThreadPage)
+REPLY_PAGE_SCHEMA = inlined(ReplyPage)
 
 _ERROR_DESCRIPTIONS = {
     400: "bad_request: the body is not a JSON object, too large or too deep; a bad cursor",

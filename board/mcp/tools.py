@@ -33,10 +33,10 @@ from board.http.json_schemas import (
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
     OPERATION_SCHEMA,
-    PUBLIC_ENTRY_SCHEMA,
+    REPLY_PAGE_SCHEMA,
     REQUEST_ID_SCHEMA,
+    THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
-    page_schema,
 )
 from board.http.schemas import EntryFields, field_problem, model_read
 from board.mcp.words import request_id_guide, summary
@@ -368,7 +368,7 @@ TOOLS: dict[str, Tool] = {
             title="List questions",
             summary="List public questions, newest first, a page at a time (next_cursor).",
             arguments=ThreadsArguments,
-            success_schema=page_schema(THREAD_SCHEMA),
+            success_schema=THREAD_PAGE_SCHEMA,
             read_only=True,
             run=_run_list_threads,
         ),
@@ -389,7 +389,7 @@ TOOLS: dict[str, Tool] = {
                 "(next_cursor). A reply's bookmark_url opens the page that starts with it."
             ),
             arguments=RepliesArguments,
-            success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
+            success_schema=REPLY_PAGE_SCHEMA,
             read_only=True,
             run=_run_list_replies,
         ),
