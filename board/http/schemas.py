@@ -18,12 +18,11 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar, get_args
 
 from django.conf import settings
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     PlainValidator,
     ValidationError,
@@ -85,6 +84,20 @@ def field_problem(said: str) -> PydanticCustomError:
     return PydanticCustomError("problem", said)
 
 
+def parse_request_id(value: object) -> uuid.UUID:
+    """A request_id, or its problem raised (a ValueError, read by pydantic as the field's)."""
+    if value is None:
+        raise field_problem("required")
+    if not isinstance(value, str):
+        raise field_problem("must be a string holding a UUID")
+    if not HYPHENATED_UUID.fullmatch(value):
+        raise field_problem("must be a UUID of version 4 or 7, written 8-4-4-4-12 in hex")
+    parsed = uuid.UUID(value)
+    if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
+        raise field_problem("must be a UUID of version 4 or 7")
+    return parsed
+
+
 class Text(NamedTuple):
     """How a text field is read: at most `limit` characters once normalized; a field not
     `required` may be absent, null or "" (all three: nothing); `blank_ok` lets a required
@@ -143,33 +156,9 @@ class Text(NamedTuple):
 
 
 def _choice(choices: frozenset[str]) -> Any:
-    """A field that is one of `choices`, documented as an enum."""
-
-    def read(value: object) -> str:
-        if value is None:
-            raise field_problem("required")
-        if not isinstance(value, str) or value not in choices:
-            raise field_problem("must be one of " + ", ".join(sorted(choices)))
-        return value
-
-    return Annotated[
-        str, PlainValidator(read), WithJsonSchema({"type": "string", "enum": sorted(choices)})
-    ]
-
-
-def _request_id_read(value: object) -> uuid.UUID:
-    try:
-        return parse_request_id(value)
-    except ValueError as error:
-        raise field_problem(str(error)) from None
-
-
-def _object_read(value: object) -> object:
-    if value is None:
-        raise field_problem("required")
-    if not isinstance(value, dict):
-        raise field_problem("must be an object")
-    return value
+    """A field that is one of `choices` (pydantic's own check, its refusal worded by
+    validation_problems), documented as an enum."""
+    return Literal[tuple(sorted(choices))]
 
 
 def _title_read(value: object, info: ValidationInfo) -> str | None:
@@ -189,10 +178,18 @@ def _parent_id_read(value: object, info: ValidationInfo) -> int | None:
         raise field_problem("not allowed for a question")
     if entry_type != Entry.Type.REPLY:
         return None
-    try:
-        return _parent_id(value)
-    except ValueError as error:
-        raise field_problem(str(error)) from None
+    if value is None:
+        raise field_problem("required for a reply")
+    if isinstance(value, float) and value.is_integer():
+        # JSON has one number type, and JSON Schema (so the OpenAPI document) counts
+        # 7.0 as the integer 7: read it as the id it names.
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise field_problem("must be an integer")
+    if value > ENTRY_ID_MAX:
+        # Past any entry's id (the documented maximum): no column could even hold it.
+        raise field_problem(f"must be at most {ENTRY_ID_MAX}")
+    return value
 
 
 BODY, TITLE, ACTOR_TEXT = Text(10_000), Text(200), Text(80, blank_ok=True)
@@ -212,11 +209,11 @@ class Actor(BaseModel):
 
 
 # Inlined, not a `$ref`: some MCP hosts read a tool's inputSchema without resolving refs.
-_ActorField = Annotated[
-    Actor, BeforeValidator(_object_read), WithJsonSchema(Actor.model_json_schema())
-]
+# An actor that is not an object is refused by pydantic (`model_type`), named in SPEC's
+# words by validation_problems.
+_ActorField = Annotated[Actor, WithJsonSchema(Actor.model_json_schema())]
 RequestIdField = Annotated[
-    uuid.UUID, PlainValidator(_request_id_read), WithJsonSchema(REQUEST_ID_FIELD_SCHEMA)
+    uuid.UUID, PlainValidator(parse_request_id), WithJsonSchema(REQUEST_ID_FIELD_SCHEMA)
 ]
 
 
@@ -395,16 +392,22 @@ def model_read(
     first and refused as the unknown field it is (no field's name holds one), at the top
     or inside an object field named in `nested`."""
     unreadable: list[tuple[str, ...]] = []
-    data = _readable_keys(data, (), unreadable)
-    for name in nested:
-        if isinstance(data.get(name), dict):
-            data = {**data, name: _readable_keys(data[name], (name,), unreadable)}
+    try:
+        "".join(data).encode("utf-8")
+        for name in nested:
+            if isinstance(data.get(name), dict):
+                "".join(data[name]).encode("utf-8")
+    except UnicodeEncodeError:
+        data = _readable_keys(data, (), unreadable)
+        for name in nested:
+            if isinstance(data.get(name), dict):
+                data = {**data, name: _readable_keys(data[name], (name,), unreadable)}
     try:
         read = model.model_validate(data)
     except ValidationError as error:
-        raise InvalidRequest(validation_problems(error, order, unreadable)) from None
+        raise InvalidRequest(validation_problems(model, error, order, unreadable)) from None
     if unreadable:
-        raise InvalidRequest(validation_problems(None, order, unreadable))
+        raise InvalidRequest(validation_problems(model, None, order, unreadable))
     return read
 
 
@@ -425,22 +428,28 @@ def _encodable(text: str) -> bool:
 
 
 def validation_problems(
-    error: ValidationError | None, order: list[str], unknown: list[tuple[str, ...]] = ()
+    model: type[BaseModel], error: ValidationError | None, order: list[str],
+    unknown: list[tuple[str, ...]] = (),
 ) -> list[dict[str, str]]:
     """pydantic's errors, and the `unknown` keys taken out before it read them, as SPEC
     5's `error.fields`: each field once, by its dotted name, unknown keys first (sorted,
     an object's before its own fields), then the fields in `order`."""
-    items = error.errors(include_url=False, include_context=False, include_input=False) \
-        if error is not None else []
+    items = error.errors(include_url=False, include_context=False) if error is not None else []
     items = [*items, *({"type": "extra_forbidden", "loc": loc} for loc in unknown)]
     problems: dict[str, tuple[tuple, str]] = {}
     for item in items:
         loc = [str(part) for part in item["loc"]]
         name = ".".join(loc)
         unknown_key = item["type"] == "extra_forbidden"
-        said = {"extra_forbidden": "unknown field", "missing": "required"}.get(
-            item["type"], item.get("msg")
-        )
+        if item["type"] == "model_type":  # an object field given something else
+            said = "required" if item.get("input") is None else "must be an object"
+        elif item["type"] == "literal_error":  # a field of choices (`_choice`)
+            choices = ", ".join(get_args(model.model_fields[loc[0]].annotation))
+            said = "required" if item.get("input") is None else "must be one of " + choices
+        else:
+            said = {"extra_forbidden": "unknown field", "missing": "required"}.get(
+                item["type"], item.get("msg")
+            )
         top = order.index(loc[0]) if loc and loc[0] in order else -1
         key = (top, 0 if unknown_key else 1, name if unknown_key else "", len(problems))
         problems.setdefault(name, (key, said))
@@ -448,19 +457,6 @@ def validation_problems(
         {"field": name, "problem": said}
         for name, (_, said) in sorted(problems.items(), key=lambda item: item[1][0])
     ]
-
-
-def parse_request_id(value: object) -> uuid.UUID:
-    if value is None:
-        raise ValueError("required")
-    if not isinstance(value, str):
-        raise ValueError("must be a string holding a UUID")
-    if not HYPHENATED_UUID.fullmatch(value):
-        raise ValueError("must be a UUID of version 4 or 7, written 8-4-4-4-12 in hex")
-    parsed = uuid.UUID(value)
-    if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
-        raise ValueError("must be a UUID of version 4 or 7")
-    return parsed
 
 
 def _with_header_key(data: dict, header_key: str) -> dict:
@@ -475,21 +471,6 @@ def _with_header_key(data: dict, header_key: str) -> dict:
     if not same:
         raise BadRequest("the Idempotency-Key header and the body's request_id differ")
     return data
-
-
-def _parent_id(value: object) -> int:
-    if value is None:
-        raise ValueError("required for a reply")
-    if isinstance(value, float) and value.is_integer():
-        # JSON has one number type, and JSON Schema (so the OpenAPI document) counts
-        # 7.0 as the integer 7: read it as the id it names.
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("must be an integer")
-    if value > ENTRY_ID_MAX:
-        # Past any entry's id (the documented maximum): no column could even hold it.
-        raise ValueError(f"must be at most {ENTRY_ID_MAX}")
-    return value
 
 
 # --- Writing entries back out -------------------------------------------------------
