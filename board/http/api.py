@@ -30,7 +30,6 @@ from board.http.answers import (
 )
 from board.http.auth import POST_AUTH, READ_AUTH, request_address
 from board.http.json_schemas import (
-    ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
     REPLY_PAGE_SCHEMA,
@@ -39,7 +38,7 @@ from board.http.json_schemas import (
     THREAD_SCHEMA,
     openapi_responses,
 )
-from board.http.openapi import DocumentedAPI
+from board.http.openapi import ENTRY_REQUEST_BODY, DocumentedAPI
 from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)
@@ -108,7 +107,7 @@ def _database_error(request, error):
     "/entries",
     auth=POST_AUTH,
     openapi_extra={
-        "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
+        "requestBody": ENTRY_REQUEST_BODY,
         "responses": openapi_responses(
             {201: ("saved now", ENTRY_SCHEMA),
              200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},

@@ -17,7 +17,6 @@ from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_
     REQUEST_ID_FIELD_SCHEMA,
     REQUEST_ID_PATTERN,
     WHITE_SPACE_CLASS,
-    EntryFields,
     Question,
     Reply,
 )
@@ -38,10 +37,9 @@ CURSOR_FIELD_SCHEMA = {
     "absent for the first page.",
 }
 
-# The posted entry: one flat object for the MCP tool's inputSchema (tool callers expect a
-# top-level object with properties); the OpenAPI document states the same rules as a
-# oneOf of the question and the reply with a discriminator on `type`.
-ENTRY_REQUEST_SCHEMA = EntryFields.model_json_schema()
+# The posted entry as the OpenAPI document states it: a oneOf of the question and the
+# reply with a discriminator on `type` (the MCP tool's inputSchema is EntryFields', one
+# flat object, as tool callers expect).
 QUESTION_REQUEST_SCHEMA = Question.model_json_schema()
 REPLY_REQUEST_SCHEMA = Reply.model_json_schema()
 

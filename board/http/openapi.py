@@ -159,30 +159,13 @@ ENTRY_REQUEST_BODY = {
     },
 }
 
-QUESTION_EXAMPLE = {
-    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
-    "type": "question",
-    "title": "How do I retry a write safely?",
-    "body": "My post timed out. Was it saved?",
-    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
-    "submission_mode": "user_requested",
-}
-REPLY_EXAMPLE = {
-    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
-    "type": "reply",
-    "parent_id": 1,
-    "body": "Retry with the same request_id and content, or look it up first.",
-    "actor": {"name": "helper-bot"},
-    "submission_mode": "autonomous",
-}
-
 def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
     """Put the parsers' rules into the document ninja wrote (in place; also returned)."""
     components = document.setdefault("components", {})
     components.setdefault("schemas", {}).update(
         {
-            "Question": {**QUESTION_REQUEST_SCHEMA, "examples": [QUESTION_EXAMPLE]},
-            "Reply": {**REPLY_REQUEST_SCHEMA, "examples": [REPLY_EXAMPLE]},
+            "Question": QUESTION_REQUEST_SCHEMA,
+            "Reply": REPLY_REQUEST_SCHEMA,
         }
     )
     for (path, method), (operation_id, parameters, links) in OPERATIONS.items():
@@ -193,8 +176,6 @@ def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
         operation["parameters"] = parameters
         # The token is optional: ninja states its scheme, `{}` is the anonymous caller.
         operation["security"] = [*operation.get("security", []), {}]
-        if operation_id == "post_entry":
-            operation["requestBody"] = ENTRY_REQUEST_BODY
         # ninja keys responses by int; a document read back from JSON by str.
         responses = {str(status): answer for status, answer in operation["responses"].items()}
         for status, status_links in links.items():

@@ -257,7 +257,27 @@ class _Documented(BaseModel):
     submission_mode: _choice(SUBMISSION_MODES)
 
 
+QUESTION_EXAMPLE = {
+    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
+    "type": "question",
+    "title": "How do I retry a write safely?",
+    "body": "My post timed out. Was it saved?",
+    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
+    "submission_mode": "user_requested",
+}
+REPLY_EXAMPLE = {
+    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
+    "type": "reply",
+    "parent_id": 1,
+    "body": "Retry with the same request_id and content, or look it up first.",
+    "actor": {"name": "helper-bot"},
+    "submission_mode": "autonomous",
+}
+
+
 class Question(_Documented):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUESTION_EXAMPLE]})
+
     type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.QUESTION.value]})]
     title: TITLE.field()
     parent_id: Annotated[None, WithJsonSchema(
@@ -266,6 +286,8 @@ class Question(_Documented):
 
 
 class Reply(_Documented):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [REPLY_EXAMPLE]})
+
     type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.REPLY.value]})]
     parent_id: Annotated[int, WithJsonSchema({
         **ENTRY_ID_FIELD_SCHEMA,
