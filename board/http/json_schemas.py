@@ -6,20 +6,25 @@ that check it (board.http.schemas), the answers' from the classes below."""
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
 from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
+    BODY,
     ENTRY_ID_FIELD_SCHEMA,
     ENTRY_ID_MAX,
     ENTRY_TYPES,
     NOT_BLANK_TEXT_PATTERN,
     REQUEST_ID_FIELD_SCHEMA,
     REQUEST_ID_PATTERN,
+    SUBMISSION_MODES,
+    TITLE,
     WHITE_SPACE_CLASS,
-    Question,
-    Reply,
+    ActorField,
+    RequestIdField,
+    choice,
 )
+from board.models import Entry
 
 # How the server writes a request_id back: lowercase.
 ECHOED_REQUEST_ID_PATTERN = (
@@ -36,6 +41,59 @@ CURSOR_FIELD_SCHEMA = {
     "description": "next_cursor of the previous page (opaque: use it as given); empty or "
     "absent for the first page.",
 }
+
+# The OpenAPI document's question and reply: `EntryFields` told apart by `type`, for
+# documentation only (a post is read by EntryFields).
+class _Documented(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: RequestIdField
+    body: BODY.field()
+    actor: ActorField
+    submission_mode: choice(SUBMISSION_MODES)
+
+
+QUESTION_EXAMPLE = {
+    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
+    "type": "question",
+    "title": "How do I retry a write safely?",
+    "body": "My post timed out. Was it saved?",
+    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
+    "submission_mode": "user_requested",
+}
+REPLY_EXAMPLE = {
+    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
+    "type": "reply",
+    "parent_id": 1,
+    "body": "Retry with the same request_id and content, or look it up first.",
+    "actor": {"name": "helper-bot"},
+    "submission_mode": "autonomous",
+}
+
+
+class Question(_Documented):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUESTION_EXAMPLE]})
+
+    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.QUESTION.value]})]
+    title: TITLE.field()
+    parent_id: Annotated[None, WithJsonSchema(
+        {"type": "null", "description": "A question has no parent."}
+    )] = None
+
+
+class Reply(_Documented):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [REPLY_EXAMPLE]})
+
+    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.REPLY.value]})]
+    parent_id: Annotated[int, WithJsonSchema({
+        **ENTRY_ID_FIELD_SCHEMA,
+        "description": "The question's id: a public question with an unexpired receipt "
+        "(else 422 parent_unavailable).",
+    })]
+    title: Annotated[None, WithJsonSchema(
+        {"type": "null", "description": "A reply has no title."}
+    )] = None
+
 
 # The posted entry as the OpenAPI document states it: a oneOf of the question and the
 # reply with a discriminator on `type` (the MCP tool's inputSchema is EntryFields', one

@@ -2,10 +2,11 @@
 
 The posted entry is the pydantic class `EntryFields`: its fields' rules (SPEC 5.1) are
 the one place a posted entry is checked, for HTTP and MCP alike (`parse_entry_request`),
-and the JSON Schema of its fields, which the OpenAPI document (`Question`, `Reply`) and
-the MCP tool's `inputSchema` (`EntryFields`) are generated from. Each rule is a plain
-validator, so the problem it names is SPEC's wording, checked in the order SPEC 11.6
-asks (Stream-Safe before NFC). `entry_object` is the one place an entry is written back.
+and the JSON Schema of its fields, which the MCP tool's `inputSchema` (`EntryFields`) and
+the OpenAPI document (`Question`, `Reply` in board.http.json_schemas, from the same
+annotated fields) are generated from. Each rule is a plain validator, so the problem it
+names is SPEC's wording (board.http.validation), checked in the order SPEC 11.6 asks
+(Stream-Safe before NFC). `entry_object` is the one place an entry is written back.
 
 The classes are pydantic's BaseModel, which django-ninja takes as a Schema: ninja's own
 `Schema` validates a model that forbids extra keys twice (its wrap validator runs the
@@ -18,22 +19,15 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar, get_args
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from django.conf import settings
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    PlainValidator,
-    ValidationError,
-    ValidationInfo,
-    WithJsonSchema,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationInfo, WithJsonSchema
 
-from board.exceptions import BadRequest, InvalidRequest
+from board.exceptions import BadRequest
 from board.http.cursors import bookmark_cursor
 from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
+from board.http.validation import field_problem, model_read
 from board.models import Entry
 from receipts.models import Receipt
 
@@ -77,11 +71,6 @@ STREAM_UNSAFE = (
     f"must not hold more than {MAX_NON_STARTERS} combining marks (non-starters) in a row: "
     "Unicode's Stream-Safe Text Format"
 )
-
-
-def field_problem(said: str) -> PydanticCustomError:
-    """A rule's refusal, worded as SPEC's `error.fields[].problem`."""
-    return PydanticCustomError("problem", said)
 
 
 def parse_request_id(value: object) -> uuid.UUID:
@@ -155,7 +144,7 @@ class Text(NamedTuple):
         ]
 
 
-def _choice(choices: frozenset[str]) -> Any:
+def choice(choices: frozenset[str]) -> Any:
     """A field that is one of `choices` (pydantic's own check, its refusal worded by
     validation_problems), documented as an enum."""
     return Literal[tuple(sorted(choices))]
@@ -211,7 +200,7 @@ class Actor(BaseModel):
 # Inlined, not a `$ref`: some MCP hosts read a tool's inputSchema without resolving refs.
 # An actor that is not an object is refused by pydantic (`model_type`), named in SPEC's
 # words by validation_problems.
-_ActorField = Annotated[Actor, WithJsonSchema(Actor.model_json_schema())]
+ActorField = Annotated[Actor, WithJsonSchema(Actor.model_json_schema())]
 RequestIdField = Annotated[
     uuid.UUID, PlainValidator(parse_request_id), WithJsonSchema(REQUEST_ID_FIELD_SCHEMA)
 ]
@@ -224,10 +213,10 @@ class EntryFields(BaseModel):
     model_config = ConfigDict(**_FORBID, title="EntryRequest")
 
     request_id: RequestIdField
-    type: _choice(ENTRY_TYPES)
+    type: choice(ENTRY_TYPES)
     body: BODY.field()
-    submission_mode: _choice(SUBMISSION_MODES)
-    actor: _ActorField
+    submission_mode: choice(SUBMISSION_MODES)
+    actor: ActorField
     title: Annotated[
         str | None,
         PlainValidator(_title_read),
@@ -244,59 +233,6 @@ class EntryFields(BaseModel):
             "description": "The question's id, for a reply; absent or null for a question.",
         }),
     ] = None
-
-
-# The OpenAPI document's question and reply: `EntryFields` told apart by `type`, for
-# documentation only (a post is read by EntryFields).
-class _Documented(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    request_id: RequestIdField
-    body: BODY.field()
-    actor: _ActorField
-    submission_mode: _choice(SUBMISSION_MODES)
-
-
-QUESTION_EXAMPLE = {
-    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
-    "type": "question",
-    "title": "How do I retry a write safely?",
-    "body": "My post timed out. Was it saved?",
-    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
-    "submission_mode": "user_requested",
-}
-REPLY_EXAMPLE = {
-    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
-    "type": "reply",
-    "parent_id": 1,
-    "body": "Retry with the same request_id and content, or look it up first.",
-    "actor": {"name": "helper-bot"},
-    "submission_mode": "autonomous",
-}
-
-
-class Question(_Documented):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUESTION_EXAMPLE]})
-
-    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.QUESTION.value]})]
-    title: TITLE.field()
-    parent_id: Annotated[None, WithJsonSchema(
-        {"type": "null", "description": "A question has no parent."}
-    )] = None
-
-
-class Reply(_Documented):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [REPLY_EXAMPLE]})
-
-    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.REPLY.value]})]
-    parent_id: Annotated[int, WithJsonSchema({
-        **ENTRY_ID_FIELD_SCHEMA,
-        "description": "The question's id: a public question with an unexpired receipt "
-        "(else 422 parent_unavailable).",
-    })]
-    title: Annotated[None, WithJsonSchema(
-        {"type": "null", "description": "A reply has no title."}
-    )] = None
 
 
 @dataclass(frozen=True)
@@ -401,84 +337,6 @@ def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRe
         actor_trigger=actor.trigger or "",
         submission_mode=fields.submission_mode,
     )
-
-
-Read = TypeVar("Read", bound=BaseModel)
-
-
-def model_read(
-    model: type[Read], data: dict, order: list[str], *, nested: tuple[str, ...] = ()
-) -> Read:
-    """`data` read by `model`, or InvalidRequest listing its problems (`validation_problems`).
-    A key holding a lone surrogate, which pydantic cannot read as a name, is taken out
-    first and refused as the unknown field it is (no field's name holds one), at the top
-    or inside an object field named in `nested`."""
-    unreadable: list[tuple[str, ...]] = []
-    try:
-        "".join(data).encode("utf-8")
-        for name in nested:
-            if isinstance(data.get(name), dict):
-                "".join(data[name]).encode("utf-8")
-    except UnicodeEncodeError:
-        data = _readable_keys(data, (), unreadable)
-        for name in nested:
-            if isinstance(data.get(name), dict):
-                data = {**data, name: _readable_keys(data[name], (name,), unreadable)}
-    try:
-        read = model.model_validate(data)
-    except ValidationError as error:
-        raise InvalidRequest(validation_problems(model, error, order, unreadable)) from None
-    if unreadable:
-        raise InvalidRequest(validation_problems(model, None, order, unreadable))
-    return read
-
-
-def _readable_keys(data: dict, at: tuple[str, ...], unreadable: list) -> dict:
-    strange = [key for key in data if not _encodable(key)]
-    if not strange:
-        return data
-    unreadable.extend((*at, key) for key in strange)
-    return {key: value for key, value in data.items() if key not in strange}
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def validation_problems(
-    model: type[BaseModel], error: ValidationError | None, order: list[str],
-    unknown: list[tuple[str, ...]] = (),
-) -> list[dict[str, str]]:
-    """pydantic's errors, and the `unknown` keys taken out before it read them, as SPEC
-    5's `error.fields`: each field once, by its dotted name, unknown keys first (sorted,
-    an object's before its own fields), then the fields in `order`."""
-    items = error.errors(include_url=False, include_context=False) if error is not None else []
-    items = [*items, *({"type": "extra_forbidden", "loc": loc} for loc in unknown)]
-    problems: dict[str, tuple[tuple, str]] = {}
-    for item in items:
-        loc = [str(part) for part in item["loc"]]
-        name = ".".join(loc)
-        unknown_key = item["type"] == "extra_forbidden"
-        if item["type"] == "model_type":  # an object field given something else
-            said = "required" if item.get("input") is None else "must be an object"
-        elif item["type"] == "literal_error":  # a field of choices (`_choice`)
-            choices = ", ".join(get_args(model.model_fields[loc[0]].annotation))
-            said = "required" if item.get("input") is None else "must be one of " + choices
-        else:
-            said = {"extra_forbidden": "unknown field", "missing": "required"}.get(
-                item["type"], item.get("msg")
-            )
-        top = order.index(loc[0]) if loc and loc[0] in order else -1
-        key = (top, 0 if unknown_key else 1, name if unknown_key else "", len(problems))
-        problems.setdefault(name, (key, said))
-    return [
-        {"field": name, "problem": said}
-        for name, (_, said) in sorted(problems.items(), key=lambda item: item[1][0])
-    ]
 
 
 def _with_header_key(data: dict, header_key: str) -> dict:

@@ -133,10 +133,7 @@ class ProtocolError(Exception):
 
     def __init__(self, code: int, message: str, *, data: object = None, status: int = 400):
         super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-        self.status = status
+        self.code, self.message, self.data, self.status = code, message, data, status
         self.rpc_id: object = None
         self.placed = False
 
@@ -184,14 +181,14 @@ _UNPARSED = object()
 def _message_read(request: HttpRequest) -> object:
     """The body's one decoding: its JSON value, or `_UNREAD` or `_UNPARSED`, refused
     later in the order of checks (`_answered`), after the token."""
-    length = _declared_length(request)
-    if length is not None and length > settings.SETTLE_MAX_BODY_BYTES:
+    limit = settings.SETTLE_MAX_BODY_BYTES
+    if (_declared_length(request) or 0) > limit:
         return _UNREAD
     try:
         raw = request.body
     except Exception:  # RequestDataTooBig, or a client that hung up mid-body
         return _UNREAD
-    if len(raw) > settings.SETTLE_MAX_BODY_BYTES:
+    if len(raw) > limit:
         return _UNREAD
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
@@ -225,27 +222,21 @@ def _serve(request: HttpRequest) -> HttpResponse:
     # A post reads its caller in its own admission, token first, as over HTTP: the
     # transport's read would be one statement more on every post. The transport still
     # answers `401` before anything else, so its check runs after all, only when the
-    # call is refused before the tool ran or by the post's own token check.
+    # call is refused before the tool ran (not yet counted as a post) or by the post's
+    # own token check (counted): an unknown or revoked token is the transport's 401; no
+    # token where anonymous posting is off is the tool's.
     try:
         return _answered(request, message, Calling(sender=sender, caller=None))
-    except ProtocolError as error:
-        checked = _token_checked(sender, counted_as_post=True)
+    except (ProtocolError, PostTokenRefused) as refused:
+        before_tool = isinstance(refused, ProtocolError)
+        checked = _token_checked(sender, counted_as_post=before_tool)
         if isinstance(checked, HttpResponse):
             return checked
-        return _protocol_error(error)
-    except PostTokenRefused as refused:
-        # Counted as a post already; the transport's own check says whether the 401 is
-        # its to answer (an unknown or revoked token) or the tool's (no token where
-        # anonymous posting is off).
-        checked = _token_checked(sender, counted_as_post=False)
-        if isinstance(checked, HttpResponse):
-            return checked
-        return refused.response
+        return _protocol_error(refused) if before_tool else refused.response
 
 
 class PostTokenRefused(Exception):
-    """The post's own admission refused its token (`401`): the transport decides, by
-    its own check, whether to answer HTTP `401` or this tool result."""
+    """The post's own admission refused its token (`401`); `response` is its tool result."""
 
     def __init__(self, response: HttpResponse):
         super().__init__("post_entry answered 401")
@@ -492,8 +483,6 @@ def _legacy(calling: Calling, rpc_id: object, method: str, params: dict) -> Http
         raise
     response = _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
     return _tool_checked(calling, called, response)
-
-
 
 
 def _tools(handler: Callable[..., T], *args, **kwargs) -> T:

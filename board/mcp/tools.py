@@ -38,7 +38,8 @@ from board.http.json_schemas import (
     THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
 )
-from board.http.schemas import EntryFields, field_problem, model_read
+from board.http.schemas import EntryFields
+from board.http.validation import field_problem, model_read
 from board.mcp.words import request_id_guide, summary
 from board.posting.callers import Caller
 from receipts.exceptions import OutcomeUnavailable
