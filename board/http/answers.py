@@ -23,8 +23,9 @@ from board.exceptions import (
     NotFound,
     error_answer,
 )
+from board.http.auth import presented_token, request_address
 from board.http.schemas import entry_object, parse_request_id, public_entry_object, timestamp
-from board.posting.callers import Caller, caller_authenticate, client_address
+from board.posting.callers import Caller
 from board.serving import metrics
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
@@ -58,34 +59,26 @@ def read_failed(error: DatabaseError) -> OutcomeUnavailable:
 
 @dataclass(frozen=True)
 class Sender:
-    """What a request says about who sends it and where: the token of its
-    `Authorization: Bearer` header (a header with another scheme is kept whole, to be
-    refused as an unknown token), the client's address (SPEC 4, `client_address`), and
-    the base of the absolute URLs it is answered with (SETTLE_PUBLIC_URL, else the
-    request's own host, which CommonMiddleware validated on every route)."""
+    """What a request says about who sends it and where: the token it presents
+    (board.http.auth), the client's address (SPEC 4, `client_address`), and the base of
+    the absolute URLs it is answered with (`request_base`)."""
 
     token: str | None
     address: str
     base: str
 
-    def caller(self) -> Caller:
-        """Who is calling; an unknown or revoked token raises Unauthorized (answered 401)."""
-        return caller_authenticate(token=self.token, address=self.address)
-
 
 def request_sender(request: HttpRequest) -> Sender:
-    token = request.headers.get("Authorization") or None
-    if token is not None:
-        scheme, _, credentials = token.strip().partition(" ")
-        if scheme.lower() == "bearer":
-            token = credentials.strip()
     return Sender(
-        token=token,
-        address=client_address(
-            request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
-        ),
-        base=settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}",
+        token=presented_token(request), address=request_address(request),
+        base=request_base(request),
     )
+
+
+def request_base(request: HttpRequest) -> str:
+    """SETTLE_PUBLIC_URL, else the request's own host, which CommonMiddleware validated
+    on every route."""
+    return settings.SETTLE_PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
 
 
 ANSWERED_ERRORS = (BoardError, ReceiptError, DatabaseError)

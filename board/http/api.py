@@ -23,22 +23,22 @@ from board.http.answers import (
     operation_answer,
     read_failed,
     reply_list_answer,
+    request_base,
     request_id_answer,
-    request_sender,
     thread_answer,
     thread_list_answer,
 )
+from board.http.auth import POST_AUTH, READ_AUTH, request_address
 from board.http.json_schemas import (
-    ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
-    PUBLIC_ENTRY_SCHEMA,
+    REPLY_PAGE_SCHEMA,
     REQUEST_ID_SCHEMA,
+    THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
     openapi_responses,
-    page_schema,
 )
-from board.http.openapi import DocumentedAPI
+from board.http.openapi import ENTRY_REQUEST_BODY, DocumentedAPI
 from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,8 @@ api = DocumentedAPI(
     version="1",
     urls_namespace="api",
     docs_url="/docs",
+    # Every call's token (board.http.auth); the post reads its own, judged in its admission.
+    auth=READ_AUTH,
     description="A question-and-answer board for AI agents where every write can be retried "
     "safely: keep a request_id, retry with the same content, look the outcome up.",
 )
@@ -103,8 +105,9 @@ def _database_error(request, error):
 
 @api.post(
     "/entries",
+    auth=POST_AUTH,
     openapi_extra={
-        "requestBody": {"content": {"application/json": {"schema": ENTRY_REQUEST_SCHEMA}}},
+        "requestBody": ENTRY_REQUEST_BODY,
         "responses": openapi_responses(
             {201: ("saved now", ENTRY_SCHEMA),
              200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
@@ -124,15 +127,14 @@ def post_entry(request: HttpRequest):
         header_key = header_key.strip()
         if len(header_key) >= 2 and header_key[0] == header_key[-1] == '"':
             header_key = header_key[1:-1]
-    sender = request_sender(request)
     return answer_response(
         entry_post_answer(
-            token=sender.token,
-            address=sender.address,
+            token=request.auth.token,
+            address=request_address(request),
             body=body,
             header_key=header_key,
             route="api",
-            base=sender.base,
+            base=request_base(request),
         )
     )
 
@@ -146,7 +148,7 @@ def post_entry(request: HttpRequest):
     summary="Make a fresh request_id to keep before the first attempt",
 )
 def new_request_id(request: HttpRequest):
-    return answer_response(request_id_answer(caller=request_sender(request).caller()))
+    return answer_response(request_id_answer(caller=request.auth))
 
 
 @api.get(
@@ -159,12 +161,11 @@ def new_request_id(request: HttpRequest):
     summary="Look up what became of your own request",
 )
 def get_operation(request: HttpRequest, request_id: str):
-    sender = request_sender(request)
     return answer_response(
         operation_answer(
-            caller=sender.caller(),
+            caller=request.auth,
             request_id=request_id,
-            base=sender.base,
+            base=request_base(request),
         )
     )
 
@@ -173,19 +174,18 @@ def get_operation(request: HttpRequest, request_id: str):
     "/threads",
     openapi_extra={
         "responses": openapi_responses(
-            {200: ("a page of questions", page_schema(THREAD_SCHEMA))}, 400, 401, 422, 503
+            {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503
         )
     },
     summary="Public questions, newest first",
 )
 def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
-    sender = request_sender(request)
     return answer_response(
         thread_list_answer(
-            caller=sender.caller(),
+            caller=request.auth,
             cursor=cursor,
             limit=limit,
-            base=sender.base,
+            base=request_base(request),
         )
     )
 
@@ -198,12 +198,11 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
     summary="One public question with its reply count",
 )
 def get_thread(request: HttpRequest, thread_id: str):
-    sender = request_sender(request)
     return answer_response(
         thread_answer(
-            caller=sender.caller(),
+            caller=request.auth,
             thread_id=thread_id,
-            base=sender.base,
+            base=request_base(request),
         )
     )
 
@@ -212,7 +211,7 @@ def get_thread(request: HttpRequest, thread_id: str):
     "/threads/{thread_id}/replies",
     openapi_extra={
         "responses": openapi_responses(
-            {200: ("a page of replies", page_schema(PUBLIC_ENTRY_SCHEMA))},
+            {200: ("a page of replies", REPLY_PAGE_SCHEMA)},
             400, 401, 404, 422, 503,
         )
     },
@@ -221,14 +220,13 @@ def get_thread(request: HttpRequest, thread_id: str):
 def list_replies(
     request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
 ):
-    sender = request_sender(request)
     return answer_response(
         reply_list_answer(
-            caller=sender.caller(),
+            caller=request.auth,
             thread_id=thread_id,
             cursor=cursor,
             limit=limit,
-            base=sender.base,
+            base=request_base(request),
         )
     )
 

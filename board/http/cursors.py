@@ -6,12 +6,15 @@ meanwhile never shift or repeat what a reader already saw.
 """
 
 import base64
+import binascii
 import json
-import re
+
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 
 from board.exceptions import BadRequest
 
-# Every cursor encode_cursor makes, and nothing else, for the OpenAPI document: base64url
+# Every cursor encode_cursor makes, and nothing else, as the OpenAPI document states it
+# (decode_cursor reads a cursor without it): base64url
 # without padding of `{"after":N}`. The 9 bytes `{"after":` are "eyJhZnRlciI6"; then each
 # three ASCII digits are four characters from fixed sets (a digit is 0x30-0x39, so its
 # bits are 0011dddd), and the end, `}` (0x7D), closes the last group in one of three ways
@@ -48,7 +51,14 @@ CURSOR_OR_EMPTY_PATTERN = f"^(?:{_CURSOR_TEXT})?$"
 # The longest cursor: `{"after":` and 19 digits and `}`, 29 bytes, in base64.
 CURSOR_MAX_LENGTH = 39
 
-_CURSOR = re.compile(CURSOR_PATTERN)
+
+
+class _Cursor(BaseModel):
+    """What a cursor holds: `{"after": N}`, N an id (0 and up)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    after: NonNegativeInt
 
 
 def encode_cursor(after_id: int) -> str:
@@ -57,19 +67,27 @@ def encode_cursor(after_id: int) -> str:
 
 
 def decode_cursor(cursor: str) -> int:
-    # Only the exact text encode_cursor makes. The pattern goes first: base64 decoding
-    # skips stray characters and JSON allows spaces, so a looser reading would take
-    # cursors the OpenAPI document calls malformed, and a cursor holding a deeply nested
-    # JSON array made json.loads raise RecursionError (a 500). The length goes before the
-    # pattern, so a cursor costs nothing past its bound; the pattern's own bound on digits
-    # keeps int() from a number of thousands of digits (a ValueError past 4,300, a 500).
-    if (
-        not isinstance(cursor, str)
-        or len(cursor) > CURSOR_MAX_LENGTH
-        or not _CURSOR.fullmatch(cursor)
-    ):
-        raise BadRequest("the cursor is not one this server made")
-    return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["after"]
+    """The id a cursor names, if it is exactly one encode_cursor made; else 400.
+
+    The length goes first, so a cursor costs nothing past its bound, and holds at most 29
+    bytes: no JSON deep enough to cost anything, no number of more than 19 digits (int()
+    of thousands of digits raised a ValueError past 4,300, a 500). base64 decoding skips
+    stray characters and JSON allows spaces and other spellings of a number, so the
+    cursor is made again from the id and must be the one given."""
+    if not isinstance(cursor, str) or len(cursor) > CURSOR_MAX_LENGTH:
+        raise _bad_cursor()
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"=" * (-len(cursor) % 4))
+        after = _Cursor.model_validate_json(raw).after
+    except (UnicodeEncodeError, binascii.Error, ValueError, ValidationError):
+        raise _bad_cursor() from None
+    if encode_cursor(after) != cursor:
+        raise _bad_cursor()
+    return after
+
+
+def _bad_cursor() -> BadRequest:
+    return BadRequest("the cursor is not one this server made")
 
 
 def bookmark_cursor(reply_id: int) -> str:

@@ -4,7 +4,7 @@ django-ninja writes the document from the endpoints' signatures, which are delib
 loose (every parameter a string) so that the board's own parsers, not pydantic, decide
 and word each refusal (SPEC 5). This module puts the parsers' rules back into the
 document: each parameter's type, pattern and bounds, the posted entry as a `oneOf`
-question or reply with a discriminator on `type`, the optional bearer token, and links
+question or reply with a discriminator on `type`, that the bearer token is optional, and links
 that let a client (or schemathesis' stateful phase) go from what it made to where it can
 read it. The rules themselves live next to the parsers (board/http/schemas.py,
 board/http/cursors.py); this module only places them in the document.
@@ -159,54 +159,23 @@ ENTRY_REQUEST_BODY = {
     },
 }
 
-QUESTION_EXAMPLE = {
-    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
-    "type": "question",
-    "title": "How do I retry a write safely?",
-    "body": "My post timed out. Was it saved?",
-    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
-    "submission_mode": "user_requested",
-}
-REPLY_EXAMPLE = {
-    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
-    "type": "reply",
-    "parent_id": 1,
-    "body": "Retry with the same request_id and content, or look it up first.",
-    "actor": {"name": "helper-bot"},
-    "submission_mode": "autonomous",
-}
-
-SECURITY_SCHEMES = {
-    "bearer": {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "An agent's token, issued by an operator. Without one, posting is "
-        "allowed when the server allows anonymous posts; an unknown or revoked token is "
-        "401 unauthorized on every endpoint.",
-    }
-}
-
-
 def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
     """Put the parsers' rules into the document ninja wrote (in place; also returned)."""
     components = document.setdefault("components", {})
     components.setdefault("schemas", {}).update(
         {
-            "Question": {**QUESTION_REQUEST_SCHEMA, "examples": [QUESTION_EXAMPLE]},
-            "Reply": {**REPLY_REQUEST_SCHEMA, "examples": [REPLY_EXAMPLE]},
+            "Question": QUESTION_REQUEST_SCHEMA,
+            "Reply": REPLY_REQUEST_SCHEMA,
         }
     )
-    components["securitySchemes"] = SECURITY_SCHEMES
-    # The token is optional: `{}` is the anonymous caller.
-    document["security"] = [{"bearer": []}, {}]
     for (path, method), (operation_id, parameters, links) in OPERATIONS.items():
         operation = document["paths"].get(path, {}).get(method)
         if operation is None:
             continue  # tests/board/test_openapi.py keeps the table and the routes in step
         operation["operationId"] = operation_id
         operation["parameters"] = parameters
-        if operation_id == "post_entry":
-            operation["requestBody"] = ENTRY_REQUEST_BODY
+        # The token is optional: ninja states its scheme, `{}` is the anonymous caller.
+        operation["security"] = [*operation.get("security", []), {}]
         # ninja keys responses by int; a document read back from JSON by str.
         responses = {str(status): answer for status, answer in operation["responses"].items()}
         for status, status_links in links.items():

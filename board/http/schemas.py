@@ -1,7 +1,16 @@
 """Translating an entry between its wire form and the board's own.
 
-`parse_entry_request` is the one place a posted entry is checked (SPEC 5.1), for HTTP and
-MCP alike; `entry_object` is the one place it is written back.
+The posted entry is the pydantic class `EntryFields`: its fields' rules (SPEC 5.1) are
+the one place a posted entry is checked, for HTTP and MCP alike (`parse_entry_request`),
+and the JSON Schema of its fields, which the MCP tool's `inputSchema` (`EntryFields`) and
+the OpenAPI document (`Question`, `Reply` in board.http.json_schemas, from the same
+annotated fields) are generated from. Each rule is a plain validator, so the problem it
+names is SPEC's wording (board.http.validation), checked in the order SPEC 11.6 asks
+(Stream-Safe before NFC). `entry_object` is the one place an entry is written back.
+
+The classes are pydantic's BaseModel, which django-ninja takes as a Schema: ninja's own
+`Schema` validates a model that forbids extra keys twice (its wrap validator runs the
+handler on the input, then again through its DjangoGetter).
 """
 
 import json
@@ -10,23 +19,72 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from django.conf import settings
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationInfo, WithJsonSchema
 
-from board.exceptions import BadRequest, InvalidRequest
+from board.exceptions import BadRequest
 from board.http.cursors import bookmark_cursor
 from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
+from board.http.validation import field_problem, model_read
 from board.models import Entry
 from receipts.models import Receipt
 
 Decoded = TypeVar("Decoded")
 
 HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-ENTRY_FIELDS = {"request_id", "type", "parent_id", "title", "body", "actor", "submission_mode"}
-ACTOR_FIELDS = {"name", "model", "trigger"}
 SUBMISSION_MODES = frozenset(choice.value for choice in Entry.SubmissionMode)
 ENTRY_TYPES = frozenset(choice.value for choice in Entry.Type)
+# The largest id an entry can have (a PostgreSQL bigint).
+ENTRY_ID_MAX = 2**63 - 1
+
+# The rules as JSON Schema, so a client (or a fuzzer) can tell in advance what is
+# accepted. Patterns are written for ECMA-262 and Python's `re` alike (JSON Schema's
+# dialect; schemathesis generates with `re`): `\xHH` and `\uHHHH` escapes only.
+#
+# `request_id`: 8-4-4-4-12 hex, version nibble 4 or 7, RFC 4122 variant (8, 9, a, b);
+# the nil UUID has version 0, so the pattern leaves it out as parse_request_id does.
+REQUEST_ID_PATTERN = (
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[47][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+)
+# What Python's str.strip() removes (every character whose isspace() is true), for
+# "not only white space"; tests/board/test_openapi.py checks it against Python's own list.
+WHITE_SPACE_CLASS = (
+    r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+# Text without U+0000 (the parser refuses it; lone surrogates, also refused, have no
+# pattern: in ECMA-262's UTF-16 view they cannot be told from astral characters).
+TEXT_PATTERN = r"^[^\x00]*$"
+NOT_BLANK_TEXT_PATTERN = rf"^[^\x00]*[^\x00{WHITE_SPACE_CLASS}][^\x00]*$"
+
+REQUEST_ID_FIELD_SCHEMA = {
+    "type": "string",
+    "format": "uuid",
+    "pattern": REQUEST_ID_PATTERN,
+    "description": "UUID v4 or v7 made before the first attempt and reused on retries; "
+    "compared and echoed in lowercase.",
+}
+ENTRY_ID_FIELD_SCHEMA = {"type": "integer", "minimum": 1, "maximum": ENTRY_ID_MAX}
+
+STREAM_UNSAFE = (
+    f"must not hold more than {MAX_NON_STARTERS} combining marks (non-starters) in a row: "
+    "Unicode's Stream-Safe Text Format"
+)
+
+
+def parse_request_id(value: object) -> uuid.UUID:
+    """A request_id, or its problem raised (a ValueError, read by pydantic as the field's)."""
+    if value is None:
+        raise field_problem("required")
+    if not isinstance(value, str):
+        raise field_problem("must be a string holding a UUID")
+    if not HYPHENATED_UUID.fullmatch(value):
+        raise field_problem("must be a UUID of version 4 or 7, written 8-4-4-4-12 in hex")
+    parsed = uuid.UUID(value)
+    if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
+        raise field_problem("must be a UUID of version 4 or 7")
+    return parsed
 
 
 class Text(NamedTuple):
@@ -38,18 +96,143 @@ class Text(NamedTuple):
     required: bool = True
     blank_ok: bool = False
 
+    def read(self, value: object) -> str | None:
+        """`value` normalized (Unicode NFC, `\\n` line endings, as it is checked, stored
+        and digested), or its first problem raised. Every text field of an entry, the
+        actor's included, is read here, so none is normalized before it is bounded."""
+        if value is None or (not self.required and value == ""):
+            if self.required:
+                raise field_problem("required")
+            return None
+        if not isinstance(value, str):
+            raise field_problem("must be a string")
+        if "\x00" in value:
+            raise field_problem("must not contain U+0000")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise field_problem("must not contain a lone surrogate") from None
+        # Before NFC, whose cost grows with the longest run of combining marks (SPEC 11.6).
+        if not is_stream_safe(value):
+            raise field_problem(STREAM_UNSAFE)
+        text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
+        if self.required and not text:
+            raise field_problem("must not be empty")
+        if self.required and not self.blank_ok and not text.strip():
+            raise field_problem("must not be only white space")
+        if len(text) > self.limit:
+            raise field_problem(f"must be at most {self.limit} characters")
+        return text
 
-BODY, TITLE = Text(10_000), Text(200)
-STREAM_UNSAFE = (
-    f"must not hold more than {MAX_NON_STARTERS} combining marks (non-starters) in a row: "
-    "Unicode's Stream-Safe Text Format"
-)
-# The actor's fields, in the order their problems are listed: (name, rule).
-ACTOR_TEXTS = (
-    ("name", Text(80, blank_ok=True)),
-    ("model", Text(80, required=False, blank_ok=True)),
-    ("trigger", Text(80, required=False, blank_ok=True)),
-)
+    def json_schema(self, *, nullable: bool = False) -> dict:
+        """This rule as JSON Schema. Lengths count characters after normalization (NFC,
+        line endings made \\n), the server's count: a text NFC makes longer than it was
+        sent (rare: a few decomposing characters) can pass this bound and still be refused."""
+        return {
+            "type": ["string", "null"] if nullable else "string",
+            "minLength": 0 if nullable else 1,
+            "maxLength": self.limit,
+            "pattern": TEXT_PATTERN if self.blank_ok else NOT_BLANK_TEXT_PATTERN,
+        }
+
+    def field(self, *, nullable: bool = False, **schema: object) -> Any:
+        """An annotated field read by this rule and documented by its schema."""
+        return Annotated[
+            str | None,
+            PlainValidator(self.read),
+            WithJsonSchema({**self.json_schema(nullable=nullable), **schema}),
+        ]
+
+
+def choice(choices: frozenset[str]) -> Any:
+    """A field that is one of `choices` (pydantic's own check, its refusal worded by
+    validation_problems), documented as an enum."""
+    return Literal[tuple(sorted(choices))]
+
+
+def _title_read(value: object, info: ValidationInfo) -> str | None:
+    """A question's title (required), or a reply's (none allowed)."""
+    entry_type = info.data.get("type")
+    if entry_type == Entry.Type.QUESTION:
+        return TITLE.read(value)
+    if entry_type == Entry.Type.REPLY and value is not None:
+        raise field_problem("not allowed for a reply")
+    return None
+
+
+def _parent_id_read(value: object, info: ValidationInfo) -> int | None:
+    """A reply's parent (required), or a question's (none allowed)."""
+    entry_type = info.data.get("type")
+    if entry_type == Entry.Type.QUESTION and value is not None:
+        raise field_problem("not allowed for a question")
+    if entry_type != Entry.Type.REPLY:
+        return None
+    if value is None:
+        raise field_problem("required for a reply")
+    if isinstance(value, float) and value.is_integer():
+        # JSON has one number type, and JSON Schema (so the OpenAPI document) counts
+        # 7.0 as the integer 7: read it as the id it names.
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise field_problem("must be an integer")
+    if value > ENTRY_ID_MAX:
+        # Past any entry's id (the documented maximum): no column could even hold it.
+        raise field_problem(f"must be at most {ENTRY_ID_MAX}")
+    return value
+
+
+BODY, TITLE, ACTOR_TEXT = Text(10_000), Text(200), Text(80, blank_ok=True)
+ACTOR_OPTIONAL_TEXT = Text(80, required=False, blank_ok=True)
+# Unknown keys are refused; an optional field absent is read as null by its rule.
+_FORBID = ConfigDict(extra="forbid", validate_default=True)
+
+
+class Actor(BaseModel):
+    """Self-declared, not authenticated. For model and trigger, absent, null and "" are the same."""  # noqa: E501  (one line: it is the schema's description)
+
+    model_config = _FORBID
+
+    name: ACTOR_TEXT.field()
+    model: ACTOR_OPTIONAL_TEXT.field(nullable=True) = None
+    trigger: ACTOR_OPTIONAL_TEXT.field(nullable=True) = None
+
+
+# Inlined, not a `$ref`: some MCP hosts read a tool's inputSchema without resolving refs.
+# An actor that is not an object is refused by pydantic (`model_type`), named in SPEC's
+# words by validation_problems.
+ActorField = Annotated[Actor, WithJsonSchema(Actor.model_json_schema())]
+RequestIdField = Annotated[
+    uuid.UUID, PlainValidator(parse_request_id), WithJsonSchema(REQUEST_ID_FIELD_SCHEMA)
+]
+
+
+# A posted question or reply as one object (the MCP tool's `inputSchema`; the OpenAPI
+# document tells `Question` and `Reply` apart). Its fields are declared in the order
+# their problems are listed, `type` before the two fields whose rules depend on it.
+class EntryFields(BaseModel):
+    model_config = ConfigDict(**_FORBID, title="EntryRequest")
+
+    request_id: RequestIdField
+    type: choice(ENTRY_TYPES)
+    body: BODY.field()
+    submission_mode: choice(SUBMISSION_MODES)
+    actor: ActorField
+    title: Annotated[
+        str | None,
+        PlainValidator(_title_read),
+        WithJsonSchema({
+            **TITLE.json_schema(nullable=True),
+            "description": "For a question; absent or null for a reply.",
+        }),
+    ] = None
+    parent_id: Annotated[
+        int | None,
+        PlainValidator(_parent_id_read),
+        WithJsonSchema({
+            "type": ["integer", "null"], "minimum": 1, "maximum": ENTRY_ID_MAX,
+            "description": "The question's id, for a reply; absent or null for a question.",
+        }),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -134,69 +317,26 @@ def _refuse_constant(name: str) -> None:
 
 def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryRequest:
     """Step 1's check of a request's shape: the request, or InvalidRequest naming every
-    problem, in a fixed order (unknown fields, then each field as read here)."""
+    problem, in a fixed order (unknown fields, then each field as `EntryFields` declares
+    it)."""
     if header_key is not None:
         data = _with_header_key(data, header_key)
-    problems: dict[str, str] = {}
-    for name in sorted(data.keys() - ENTRY_FIELDS):
-        problems[name] = "unknown field"
-    request_id = None
-    try:
-        request_id = parse_request_id(data.get("request_id"))
-    except ValueError as error:
-        problems["request_id"] = str(error)
-    entry_type = _read(problems, "type", data.get("type"), ENTRY_TYPES)
-    body = _read(problems, "body", data.get("body"), BODY)
-    mode = _read(problems, "submission_mode", data.get("submission_mode"), SUBMISSION_MODES)
-    actor = {"name": "", "model": "", "trigger": ""}
-    given = data.get("actor")
-    if given is None:
-        problems["actor"] = "required"
-    elif not isinstance(given, dict):
-        problems["actor"] = "must be an object"
-    else:
-        for name in sorted(given.keys() - ACTOR_FIELDS):
-            problems[f"actor.{name}"] = "unknown field"
-        for name, rule in ACTOR_TEXTS:
-            actor[name] = _read(problems, f"actor.{name}", given.get(name), rule) or ""
-    title, parent_id = None, None
-    if entry_type == Entry.Type.QUESTION:
-        title = _read(problems, "title", data.get("title"), TITLE)
-        if data.get("parent_id") is not None:
-            problems["parent_id"] = "not allowed for a question"
-    elif entry_type == Entry.Type.REPLY:
-        try:
-            parent_id = _parent_id(data.get("parent_id"))
-        except ValueError as error:
-            problems["parent_id"] = str(error)
-        if data.get("title") is not None:
-            problems["title"] = "not allowed for a reply"
-    if problems:
-        raise InvalidRequest([{"field": name, "problem": said} for name, said in problems.items()])
+    order = list(EntryFields.model_fields)
+    if data.get("type") == Entry.Type.REPLY:
+        order[-2:] = ["parent_id", "title"]  # a reply's parent before its title
+    fields = model_read(EntryFields, data, order, nested=("actor",))
+    actor = fields.actor
     return EntryRequest(
-        request_id=request_id,
-        type=entry_type,
-        parent_id=parent_id,
-        title=title,
-        body=body,
-        actor_name=actor["name"],
-        actor_model=actor["model"],
-        actor_trigger=actor["trigger"],
-        submission_mode=mode,
+        request_id=fields.request_id,
+        type=fields.type,
+        parent_id=fields.parent_id,
+        title=fields.title,
+        body=fields.body,
+        actor_name=actor.name,
+        actor_model=actor.model or "",
+        actor_trigger=actor.trigger or "",
+        submission_mode=fields.submission_mode,
     )
-
-
-def parse_request_id(value: object) -> uuid.UUID:
-    if value is None:
-        raise ValueError("required")
-    if not isinstance(value, str):
-        raise ValueError("must be a string holding a UUID")
-    if not HYPHENATED_UUID.fullmatch(value):
-        raise ValueError("must be a UUID of version 4 or 7, written 8-4-4-4-12 in hex")
-    parsed = uuid.UUID(value)
-    if parsed.int == 0 or parsed.version not in (4, 7) or parsed.variant != uuid.RFC_4122:
-        raise ValueError("must be a UUID of version 4 or 7")
-    return parsed
 
 
 def _with_header_key(data: dict, header_key: str) -> dict:
@@ -211,63 +351,6 @@ def _with_header_key(data: dict, header_key: str) -> dict:
     if not same:
         raise BadRequest("the Idempotency-Key header and the body's request_id differ")
     return data
-
-
-def _read(
-    problems: dict[str, str], field: str, value: object, rule: Text | frozenset
-) -> str | None:
-    """`value` read by its rule, a set of choices or a Text: the value (text normalized:
-    Unicode NFC, `\\n` line endings, as it is checked, stored and digested), or None with
-    the first problem recorded under `field`. Every text field of an entry, the actor's
-    included, is read here, so none is normalized before it is bounded."""
-    try:
-        if isinstance(rule, frozenset):
-            if value is None:
-                raise ValueError("required")
-            if not isinstance(value, str) or value not in rule:
-                raise ValueError("must be one of " + ", ".join(sorted(rule)))
-            return value
-        if value is None or (not rule.required and value == ""):
-            if rule.required:
-                raise ValueError("required")
-            return None
-        if not isinstance(value, str):
-            raise ValueError("must be a string")
-        if "\x00" in value:
-            raise ValueError("must not contain U+0000")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("must not contain a lone surrogate") from None
-        # Before NFC, whose cost grows with the longest run of combining marks (SPEC 11.6).
-        if not is_stream_safe(value):
-            raise ValueError(STREAM_UNSAFE)
-        text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
-        if rule.required and not text:
-            raise ValueError("must not be empty")
-        if rule.required and not rule.blank_ok and not text.strip():
-            raise ValueError("must not be only white space")
-        if len(text) > rule.limit:
-            raise ValueError(f"must be at most {rule.limit} characters")
-        return text
-    except ValueError as error:
-        problems[field] = str(error)
-        return None
-
-
-def _parent_id(value: object) -> int:
-    if value is None:
-        raise ValueError("required for a reply")
-    if isinstance(value, float) and value.is_integer():
-        # JSON has one number type, and JSON Schema (so the OpenAPI document) counts
-        # 7.0 as the integer 7: read it as the id it names.
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("must be an integer")
-    if value > ENTRY_ID_MAX:
-        # Past any entry's id (the documented maximum): no column could even hold it.
-        raise ValueError(f"must be at most {ENTRY_ID_MAX}")
-    return value
 
 
 # --- Writing entries back out -------------------------------------------------------
@@ -322,6 +405,3 @@ def timestamp(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.isoformat().replace("+00:00", "Z")
-
-# The largest id an entry can have (a PostgreSQL bigint).
-ENTRY_ID_MAX = 2**63 - 1

@@ -14,9 +14,11 @@ Transport: Streamable HTTP, stateless, JSON responses only, as a dual-era server
   is ever minted: every POST stands alone, so any worker process can serve it.
 
 Order of checks on a POST, each refusal storing nothing: Origin (403), bearer token (401
-with `WWW-Authenticate: Bearer`, before anything is parsed), content type and size, JSON
-(-32700), one JSON-RPC message (-32600), era and headers (-32020, -32022, -32602), method
-(-32601), then the tool, whose own refusals are tool results, never protocol errors.
+with `WWW-Authenticate: Bearer`, before any refusal of the body), content type and size,
+JSON (-32700), one JSON-RPC message (-32600), era and headers (-32020, -32022, -32602),
+method (-32601), then the tool, whose own refusals are tool results, never protocol
+errors. The body is read and decoded once, before the token check (which must know
+whether it asks for `post_entry`), and refused in this order after it.
 A `post_entry` call is the one exception in how, not in what: its token is read by the
 post's own admission, in the statement that counts it (as over HTTP, where a refused
 token counts against the client's address, SPEC 5.1 step 1), and the transport's check
@@ -34,19 +36,21 @@ import binascii
 import json
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
 from board.exceptions import Unauthorized, error_answer
-from board.http.answers import request_sender
+from board.http.answers import Sender, request_sender
 from board.mcp.tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
     LIST_TTL_MS,
     TOOLS,
+    Calling,
+    ToolCalled,
     ToolParamsError,
     _output_schema,
     raised_at,
@@ -54,11 +58,13 @@ from board.mcp.tools import (  # noqa: F401  (TOOLS and _output_schema: the test
     tools_list,
 )
 from board.mcp.words import instructions
-from board.posting.callers import caller_authenticate
+from board.posting.callers import Caller, caller_authenticate
 from board.serving import metrics
 from board.serving.origins import mcp_origin_allowed
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18")  # newest first: the answer to an unknown one
@@ -122,12 +128,18 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
 
 
 class ProtocolError(Exception):
+    """A JSON-RPC error, answered with `status` in reply to `rpc_id` (None until the
+    message's id is known to be one, and for refusals before the message is read)."""
+
     def __init__(self, code: int, message: str, *, data: object = None, status: int = 400):
         super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-        self.status = status
+        self.code, self.message, self.data, self.status = code, message, data, status
+        self.rpc_id: object = None
+        self.placed = False
+
+    def in_reply_to(self, rpc_id: object, *, status: int) -> None:
+        """Answer this error to the request `rpc_id`, with its era's status."""
+        self.rpc_id, self.status, self.placed = rpc_id, status, True
 
 
 def _json(payload: dict, *, status: int = 200, headers: dict | None = None) -> HttpResponse:
@@ -160,23 +172,36 @@ def _declared_length(request: HttpRequest) -> int | None:
     return int(length) if len(length) <= 18 else 10**18
 
 
-def _is_post_entry_call(request: HttpRequest) -> bool:
-    """Whether a body (not yet checked) asks for the `post_entry` tool."""
-    length = _declared_length(request)
-    if length is None or length > settings.SETTLE_MAX_BODY_BYTES:
-        return False
+# What `_message_read` gives for a body that is not one JSON value: too large to read
+# (never read), or not UTF-8 JSON.
+_UNREAD = object()
+_UNPARSED = object()
+
+
+def _message_read(request: HttpRequest) -> object:
+    """The body's one decoding: its JSON value, or `_UNREAD` or `_UNPARSED`, refused
+    later in the order of checks (`_answered`), after the token."""
+    limit = settings.SETTLE_MAX_BODY_BYTES
+    if (_declared_length(request) or 0) > limit:
+        return _UNREAD
     try:
-        message = json.loads(request.body)
-    except (ValueError, RecursionError, RequestDataTooBig):
-        return False
-    if not isinstance(message, dict):
+        raw = request.body
+    except Exception:  # RequestDataTooBig, or a client that hung up mid-body
+        return _UNREAD
+    if len(raw) > limit:
+        return _UNREAD
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return _UNPARSED
+
+
+def _asks_post_entry(message: object) -> bool:
+    """Whether a message, however well formed otherwise, calls `post_entry`."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
         return False
     params = message.get("params")
-    return (
-        message.get("method") == "tools/call"
-        and isinstance(params, dict)
-        and params.get("name") == "post_entry"
-    )
+    return isinstance(params, dict) and params.get("name") == "post_entry"
 
 
 def _serve(request: HttpRequest) -> HttpResponse:
@@ -184,34 +209,46 @@ def _serve(request: HttpRequest) -> HttpResponse:
     if origin is not None and not mcp_origin_allowed(origin):
         # DNS rebinding: a browser page may not drive this endpoint from another origin.
         return _rpc_error(None, INVALID_REQUEST, "this Origin may not call /mcp", status=403)
-    request.sender = request_sender(request)
-    if not _is_post_entry_call(request):
-        return _token_checked(request, counted_as_post=False) or _serve_message(request)
+    sender = request_sender(request)
+    message = _message_read(request)
+    if not _asks_post_entry(message):
+        checked = _token_checked(sender, counted_as_post=False)
+        if isinstance(checked, HttpResponse):
+            return checked
+        try:
+            return _answered(request, message, Calling(sender=sender, caller=checked))
+        except ProtocolError as error:
+            return _protocol_error(error)
     # A post reads its caller in its own admission, token first, as over HTTP: the
     # transport's read would be one statement more on every post. The transport still
     # answers `401` before anything else, so its check runs after all, only when the
-    # call is refused before the tool ran or by the post's own token check.
-    request.caller = None  # post_entry reads none: it is given the token
-    request.post_status = None
-    response = _serve_message(request)
-    if request.post_status in (None, 401):
-        # A 401 the post answered was counted as a post already.
-        refused = _token_checked(request, counted_as_post=request.post_status is None)
-        if refused is not None:
-            return refused
-    return response
+    # call is refused before the tool ran (not yet counted as a post) or by the post's
+    # own token check (counted): an unknown or revoked token is the transport's 401; no
+    # token where anonymous posting is off is the tool's.
+    try:
+        return _answered(request, message, Calling(sender=sender, caller=None))
+    except (ProtocolError, PostTokenRefused) as refused:
+        before_tool = isinstance(refused, ProtocolError)
+        checked = _token_checked(sender, counted_as_post=before_tool)
+        if isinstance(checked, HttpResponse):
+            return checked
+        return _protocol_error(refused) if before_tool else refused.response
 
 
-def _token_checked(request: HttpRequest, *, counted_as_post: bool) -> HttpResponse | None:
-    """The transport's token check: None when the token is good (or absent), else the
-    `401` (or `503` when the database cannot tell), counted as a post's answer when
+class PostTokenRefused(Exception):
+    """The post's own admission refused its token (`401`); `response` is its tool result."""
+
+    def __init__(self, response: HttpResponse):
+        super().__init__("post_entry answered 401")
+        self.response = response
+
+
+def _token_checked(sender: Sender, *, counted_as_post: bool) -> Caller | HttpResponse:
+    """The transport's token check: the caller when the token is good (or absent), else
+    the `401` (or `503` when the database cannot tell), counted as a post's answer when
     `counted_as_post` (a `post_entry` call the tool did not answer)."""
     try:
-        # Once a request: the tools read `request.caller` (and `request.sender`), as views
-        # read `request.user`.
-        request.caller = caller_authenticate(
-            token=request.sender.token, address=request.sender.address
-        )
+        return caller_authenticate(token=sender.token, address=sender.address)
     except Unauthorized as error:
         if counted_as_post:
             # Refused before any tool runs, yet still a post an operator wants counted.
@@ -226,43 +263,34 @@ def _token_checked(request: HttpRequest, *, counted_as_post: bool) -> HttpRespon
             None, INTERNAL_ERROR, "the server cannot check tokens now; nothing was done",
             status=503, headers={"Retry-After": "1"},
         )
-    return None
 
 
-def _serve_message(request: HttpRequest) -> HttpResponse:
-    """Everything after the token: the body's checks and the call."""
+def _answered(request: HttpRequest, message: object, calling: Calling) -> HttpResponse:
+    """Everything after the token: the body's checks (content type, what the client
+    accepts, size, JSON, in that order) and the call; a refusal is raised as a
+    ProtocolError, placed in reply to the message's id when it has a valid one."""
     content_type = request.headers.get("Content-Type", "")
     if content_type and not content_type.lower().startswith("application/json"):
-        return _rpc_error(None, INVALID_REQUEST, "the body must be application/json", status=415)
+        raise ProtocolError(INVALID_REQUEST, "the body must be application/json", status=415)
     if not _accepts_json(request.headers.get("Accept")):
-        return _rpc_error(None, INVALID_REQUEST, "Accept must allow application/json", status=406)
-    length = _declared_length(request)
-    if length is not None and length > settings.SETTLE_MAX_BODY_BYTES:
-        return _too_large()
+        raise ProtocolError(INVALID_REQUEST, "Accept must allow application/json", status=406)
+    if message is _UNREAD:
+        limit = settings.SETTLE_MAX_BODY_BYTES // 1024
+        raise ProtocolError(INVALID_REQUEST, f"the body is over {limit} KiB", status=413)
+    if message is _UNPARSED:
+        raise ProtocolError(PARSE_ERROR, "Parse error: the body is not JSON", status=400)
     try:
-        raw = request.body
-    except Exception:  # RequestDataTooBig, or a client that hung up mid-body
-        return _too_large()
-    if len(raw) > settings.SETTLE_MAX_BODY_BYTES:
-        return _too_large()
-
-    try:
-        message = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return _rpc_error(None, PARSE_ERROR, "Parse error: the body is not JSON", status=400)
-
-    try:
-        return _dispatch(request, message)
+        return _dispatch(request, message, calling)
     except ProtocolError as error:
-        rpc_id = message.get("id") if isinstance(message, dict) else None
-        if not _valid_id(rpc_id):
-            rpc_id = None
-        return _rpc_error(rpc_id, error.code, error.message, data=error.data, status=error.status)
+        if not error.placed:
+            rpc_id = message.get("id") if isinstance(message, dict) else None
+            error.in_reply_to(rpc_id if _valid_id(rpc_id) else None, status=error.status)
+        raise
 
 
-def _too_large() -> HttpResponse:
-    limit = settings.SETTLE_MAX_BODY_BYTES // 1024
-    return _rpc_error(None, INVALID_REQUEST, f"the body is over {limit} KiB", status=413)
+def _protocol_error(error: ProtocolError) -> HttpResponse:
+    return _rpc_error(error.rpc_id, error.code, error.message, data=error.data,
+                      status=error.status)
 
 
 def _refuse_constant(name: str) -> None:
@@ -280,7 +308,7 @@ def _valid_id(rpc_id: object) -> bool:
     return isinstance(rpc_id, str) or (isinstance(rpc_id, int) and not isinstance(rpc_id, bool))
 
 
-def _dispatch(request: HttpRequest, message: object) -> HttpResponse:
+def _dispatch(request: HttpRequest, message: object, calling: Calling) -> HttpResponse:
     if isinstance(message, list):
         raise ProtocolError(
             INVALID_REQUEST, "Invalid Request: a batch is not accepted; send one message a POST"
@@ -317,8 +345,8 @@ def _dispatch(request: HttpRequest, message: object) -> HttpResponse:
         result = _initialize(params)
         return _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
     if header_version in LEGACY_VERSIONS and not modern_meta:
-        return _legacy(request, rpc_id, method, params)
-    return _modern(request, rpc_id, method, params, header_version)
+        return _legacy(calling, rpc_id, method, params)
+    return _modern(request, calling, rpc_id, method, params, header_version)
 
 
 def _unsupported(requested: str) -> ProtocolError:
@@ -333,8 +361,10 @@ def _unsupported(requested: str) -> ProtocolError:
 
 
 def _modern(
-    request: HttpRequest, rpc_id: object, method: str, params: dict, header_version: str | None
+    request: HttpRequest, calling: Calling, rpc_id: object, method: str, params: dict,
+    header_version: str | None,
 ) -> HttpResponse:
+    called: ToolCalled | None = None
     try:
         _modern_check(request, method, params, header_version)
         if method == "server/discover":
@@ -342,15 +372,17 @@ def _modern(
         elif method == "tools/list":
             result = _tools(tools_list, params, modern=True)
         elif method == "tools/call":
-            result = _tools(tools_call, request, params)
+            called = _tools(tools_call, calling, params)
+            result = called.result
         else:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
     except ProtocolError as error:
-        status = MODERN_ERROR_STATUS.get(error.code, 200)
-        return _rpc_error(rpc_id, error.code, error.message, data=error.data, status=status)
+        error.in_reply_to(rpc_id, status=MODERN_ERROR_STATUS.get(error.code, 200))
+        raise
     result = {"resultType": "complete", **result}
     result["_meta"] = {**result.get("_meta", {}), META_SERVER_INFO: SERVER_INFO}
-    return _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
+    response = _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
+    return _tool_checked(calling, called, response)
 
 
 def _modern_check(
@@ -434,25 +466,35 @@ def _initialize(params: dict) -> dict:
     }
 
 
-def _legacy(request: HttpRequest, rpc_id: object, method: str, params: dict) -> HttpResponse:
+def _legacy(calling: Calling, rpc_id: object, method: str, params: dict) -> HttpResponse:
+    called: ToolCalled | None = None
     try:
         if method == "ping":
             result: dict = {}
         elif method == "tools/list":
             result = _tools(tools_list, params, modern=False)
         elif method == "tools/call":
-            result = _tools(tools_call, request, params)
+            called = _tools(tools_call, calling, params)
+            result = called.result
         else:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
     except ProtocolError as error:
-        return _rpc_error(rpc_id, error.code, error.message, data=error.data, status=200)
-    return _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
+        error.in_reply_to(rpc_id, status=200)
+        raise
+    response = _json({"jsonrpc": "2.0", "id": rpc_id, "result": result})
+    return _tool_checked(calling, called, response)
 
 
-
-
-def _tools(handler: Callable[..., dict], *args, **kwargs) -> dict:
+def _tools(handler: Callable[..., T], *args, **kwargs) -> T:
     try:
         return handler(*args, **kwargs)
     except ToolParamsError as error:
         raise ProtocolError(INVALID_PARAMS, str(error)) from None
+
+
+def _tool_checked(calling: Calling, called: ToolCalled | None, response: HttpResponse):
+    """The response, unless it is a post whose own admission refused its token: that
+    `401` is the transport's to judge (`_serve`)."""
+    if calling.caller is None and called is not None and called.status == 401:
+        raise PostTokenRefused(response)
+    return response

@@ -8,16 +8,19 @@ sent over one route replays over the other.
 `ToolParamsError` into JSON-RPC's -32602.
 """
 
+import functools
 import json
 import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated, Any
 
-from django.http import HttpRequest
+from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 
-from board.exceptions import Answer, InvalidRequest, error_answer
+from board.exceptions import Answer, error_answer
 from board.http.answers import (
+    Sender,
     answers,
     entry_post_answer,
     operation_answer,
@@ -27,16 +30,18 @@ from board.http.answers import (
     thread_list_answer,
 )
 from board.http.json_schemas import (
-    ENTRY_REQUEST_SCHEMA,
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
     OPERATION_SCHEMA,
-    PUBLIC_ENTRY_SCHEMA,
+    REPLY_PAGE_SCHEMA,
     REQUEST_ID_SCHEMA,
+    THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
-    page_schema,
 )
+from board.http.schemas import EntryFields
+from board.http.validation import field_problem, model_read
 from board.mcp.words import request_id_guide, summary
+from board.posting.callers import Caller
 from receipts.exceptions import OutcomeUnavailable
 
 log = logging.getLogger(__name__)
@@ -53,14 +58,32 @@ class ToolParamsError(Exception):
 
 
 @dataclass(frozen=True)
+class Calling:
+    """Who calls a tool: the request's sender, and the caller the transport's token
+    check found, or None for `post_entry`, whose own admission judges the token."""
+
+    sender: Sender
+    caller: Caller | None
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """A `tools/call` result, and the HTTP status its answer carries."""
+
+    status: int
+    result: dict
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     title: str
     summary: str
-    input_schema: dict
+    # The arguments' class: its generated JSON Schema is the tool's inputSchema.
+    arguments: type[BaseModel]
     success_schema: dict
     read_only: bool
-    run: Callable[[HttpRequest, dict], Answer]
+    run: Callable[[Calling, dict], Answer]
 
 
 def tools_list(params: dict, *, modern: bool) -> dict:
@@ -82,10 +105,15 @@ def _tool_definition(tool: Tool) -> dict:
         "name": tool.name,
         "title": tool.title,
         "description": f"{tool.summary}\n\n{request_id_guide()}",
-        "inputSchema": tool.input_schema,
+        "inputSchema": _input_schema(tool.arguments),
         "outputSchema": _output_schema(tool.success_schema),
         "annotations": annotations,
     }
+
+
+@functools.cache
+def _input_schema(arguments: type[BaseModel]) -> dict:
+    return arguments.model_json_schema()
 
 
 def _output_schema(success: dict) -> dict:
@@ -110,7 +138,7 @@ def _output_schema(success: dict) -> dict:
     }
 
 
-def tools_call(request: HttpRequest, params: dict) -> dict:
+def tools_call(calling: Calling, params: dict) -> ToolCalled:
     name = params.get("name")
     if not isinstance(name, str):
         raise ToolParamsError('Invalid params: "name" must be a string')
@@ -123,7 +151,7 @@ def tools_call(request: HttpRequest, params: dict) -> dict:
     if not isinstance(arguments, dict):
         raise ToolParamsError('Invalid params: "arguments" must be an object')
     try:
-        answer = tool.run(request, arguments)
+        answer = tool.run(calling, arguments)
     except Exception as error:
         # Known refusals and database faults are answers already; this is a bug. Say so
         # truthfully: a read wrote nothing, a post may or may not have been saved.
@@ -138,127 +166,157 @@ def tools_call(request: HttpRequest, params: dict) -> dict:
         "data": answer.body,
         "retry_after_seconds": answer.retry_after,
     }
-    return {
+    return ToolCalled(status=answer.status, result={
         "content": [
             {"type": "text", "text": summary(tool.name, answer)},
             {"type": "text", "text": json.dumps(structured, ensure_ascii=False)},
         ],
         "structuredContent": structured,
         "isError": answer.status >= 400,
-    }
+    })
 
 
 # --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------
 
 
-def _check_arguments(arguments: dict, allowed: dict[str, tuple[str, bool]]) -> None:
-    """Refuse unknown, missing or mistyped arguments as HTTP would: 422 invalid_request."""
-    problems = [
-        {"field": name, "problem": "unknown field"} for name in sorted(arguments.keys() - allowed)
-    ]
-    for name, (kind, required) in allowed.items():
-        value = arguments.get(name)
+def _argument(kind: type, *, required: bool = False, **schema: object) -> Any:
+    """An argument of JSON type `kind` (a bool is no integer), null when absent unless
+    `required`, documented by `schema`."""
+    said = "must be an integer" if kind is int else "must be a string"
+
+    def read(value: object) -> object:
         if value is None:
             if required:
-                problems.append({"field": name, "problem": "required"})
-        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            problems.append({"field": name, "problem": "must be an integer"})
-        elif kind == "string" and not isinstance(value, str):
-            problems.append({"field": name, "problem": "must be a string"})
-    if problems:
-        raise InvalidRequest(problems)
+                raise field_problem("required")
+            return None
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise field_problem(said)
+        return value
+
+    return Annotated[kind | None, PlainValidator(read), WithJsonSchema(schema)]
+
+
+_Cursor = _argument(
+    str, type=["string", "null"],
+    description="next_cursor from the previous page; omit for the first page.",
+)
+_Limit = _argument(
+    int, type=["integer", "null"], minimum=1, maximum=100,
+    description="Items a page, 1 to 100; 50 when omitted.",
+)
+_QuestionId = _argument(int, required=True, type="integer", description="The question's id.")
+_ARGUMENTS = ConfigDict(extra="forbid")
+
+
+class NoArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+
+class OperationArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    # Read by operation_answer, as the HTTP endpoint reads its path: required, a UUID.
+    request_id: Annotated[object, WithJsonSchema(
+        {"type": "string", "format": "uuid", "description": "The request_id you kept."}
+    )]
+
+
+class ThreadsArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    cursor: _Cursor = None
+    limit: _Limit = None
+
+
+class ThreadArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    id: _QuestionId
+
+
+class RepliesArguments(BaseModel):
+    model_config = _ARGUMENTS
+
+    thread_id: _QuestionId
+    cursor: _Cursor = None
+    limit: _Limit = None
+
+
+def _arguments(model: type[BaseModel], arguments: dict) -> Any:
+    """The arguments read by their class, or refused as HTTP would: 422 invalid_request."""
+    return model_read(model, arguments, list(model.model_fields))
 
 
 def _text_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-
-
 @answers
-def _run_new_request_id(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {})
-    return request_id_answer(caller=request.caller)
+def _run_new_request_id(calling: Calling, arguments: dict) -> Answer:
+    _arguments(NoArguments, arguments)
+    return request_id_answer(caller=calling.caller)
 
 
-def _run_post_entry(request: HttpRequest, arguments: dict) -> Answer:
+def _run_post_entry(calling: Calling, arguments: dict) -> Answer:
     # The arguments are the HTTP body, already decoded: entry_post checks them exactly
     # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The post judges the token as HTTP does; the transport reads its status, as a 401
-    # may be the transport's to answer (board/mcp/endpoint.py `_serve`).
-    answer = entry_post_answer(
-        token=request.sender.token,
-        address=request.sender.address,
+    # The post judges the token as HTTP does; a 401 may be the transport's to answer
+    # (board/mcp/endpoint.py `_serve`).
+    return entry_post_answer(
+        token=calling.sender.token,
+        address=calling.sender.address,
         body=arguments,
         header_key=None,
         route="mcp",
-        base=request.sender.base,
+        base=calling.sender.base,
     )
-    request.post_status = answer.status
-    return answer
 
 
 @answers
-def _run_get_operation(request: HttpRequest, arguments: dict) -> Answer:
+def _run_get_operation(calling: Calling, arguments: dict) -> Answer:
     # The request_id's own checks (required, a UUID v4 or v7) are the HTTP endpoint's.
-    _check_arguments(arguments, {"request_id": ("any", False)})
+    read = _arguments(OperationArguments, arguments)
     return operation_answer(
-        caller=request.caller,
-        request_id=arguments.get("request_id"),
-        base=request.sender.base,
+        caller=calling.caller,
+        request_id=read.request_id,
+        base=calling.sender.base,
     )
 
 
-_PAGE_ARGUMENTS = {"cursor": ("string", False), "limit": ("integer", False)}
-
-
 @answers
-def _run_list_threads(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, _PAGE_ARGUMENTS)
+def _run_list_threads(calling: Calling, arguments: dict) -> Answer:
+    read = _arguments(ThreadsArguments, arguments)
     return thread_list_answer(
-        caller=request.caller,
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
-        base=request.sender.base,
+        caller=calling.caller,
+        cursor=read.cursor,
+        limit=_text_or_none(read.limit),
+        base=calling.sender.base,
     )
 
 
 @answers
-def _run_get_thread(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"id": ("integer", True)})
+def _run_get_thread(calling: Calling, arguments: dict) -> Answer:
+    read = _arguments(ThreadArguments, arguments)
     return thread_answer(
-        caller=request.caller,
-        thread_id=str(arguments["id"]),
-        base=request.sender.base,
+        caller=calling.caller,
+        thread_id=str(read.id),
+        base=calling.sender.base,
     )
 
 
 @answers
-def _run_list_replies(request: HttpRequest, arguments: dict) -> Answer:
-    _check_arguments(arguments, {"thread_id": ("integer", True), **_PAGE_ARGUMENTS})
+def _run_list_replies(calling: Calling, arguments: dict) -> Answer:
+    read = _arguments(RepliesArguments, arguments)
     return reply_list_answer(
-        caller=request.caller,
-        thread_id=str(arguments["thread_id"]),
-        cursor=arguments.get("cursor"),
-        limit=_text_or_none(arguments.get("limit")),
-        base=request.sender.base,
+        caller=calling.caller,
+        thread_id=str(read.thread_id),
+        cursor=read.cursor,
+        limit=_text_or_none(read.limit),
+        base=calling.sender.base,
     )
 
 
 # --- Tool table ---------------------------------------------------------------------------
-
-_NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
-_CURSOR = {
-    "type": ["string", "null"],
-    "description": "next_cursor from the previous page; omit for the first page.",
-}
-_LIMIT = {
-    "type": ["integer", "null"],
-    "minimum": 1,
-    "maximum": 100,
-    "description": "Items a page, 1 to 100; 50 when omitted.",
-}
-_UUID = {"type": "string", "format": "uuid", "description": "The request_id you kept."}
 
 TOOLS: dict[str, Tool] = {
     tool.name: tool
@@ -271,7 +329,7 @@ TOOLS: dict[str, Tool] = {
                 "intended post, before the first attempt, and keep the id with the post's "
                 "content until the outcome is settled. Writes nothing."
             ),
-            input_schema=_NO_ARGUMENTS,
+            arguments=NoArguments,
             success_schema=REQUEST_ID_SCHEMA,
             read_only=True,
             run=_run_new_request_id,
@@ -287,7 +345,7 @@ TOOLS: dict[str, Tool] = {
                 "request_id with different content is refused with 409 conflict. "
                 "http_status 201 means it was saved now."
             ),
-            input_schema=ENTRY_REQUEST_SCHEMA,
+            arguments=EntryFields,
             success_schema=ENTRY_SCHEMA,
             read_only=False,
             run=_run_post_entry,
@@ -301,12 +359,7 @@ TOOLS: dict[str, Tool] = {
                 "expired; http_status 404 means nothing was saved under this id for you "
                 "(or it is older than tombstone retention)."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {"request_id": _UUID},
-                "required": ["request_id"],
-                "additionalProperties": False,
-            },
+            arguments=OperationArguments,
             success_schema=OPERATION_SCHEMA,
             read_only=True,
             run=_run_get_operation,
@@ -315,12 +368,8 @@ TOOLS: dict[str, Tool] = {
             name="list_threads",
             title="List questions",
             summary="List public questions, newest first, a page at a time (next_cursor).",
-            input_schema={
-                "type": "object",
-                "properties": {"cursor": _CURSOR, "limit": _LIMIT},
-                "additionalProperties": False,
-            },
-            success_schema=page_schema(THREAD_SCHEMA),
+            arguments=ThreadsArguments,
+            success_schema=THREAD_PAGE_SCHEMA,
             read_only=True,
             run=_run_list_threads,
         ),
@@ -328,12 +377,7 @@ TOOLS: dict[str, Tool] = {
             name="get_thread",
             title="Read a question",
             summary="Read one public question, with its count of public replies.",
-            input_schema={
-                "type": "object",
-                "properties": {"id": {"type": "integer", "description": "The question's id."}},
-                "required": ["id"],
-                "additionalProperties": False,
-            },
+            arguments=ThreadArguments,
             success_schema=THREAD_SCHEMA,
             read_only=True,
             run=_run_get_thread,
@@ -345,17 +389,8 @@ TOOLS: dict[str, Tool] = {
                 "List a public question's public replies, oldest first, a page at a time "
                 "(next_cursor). A reply's bookmark_url opens the page that starts with it."
             ),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "thread_id": {"type": "integer", "description": "The question's id."},
-                    "cursor": _CURSOR,
-                    "limit": _LIMIT,
-                },
-                "required": ["thread_id"],
-                "additionalProperties": False,
-            },
-            success_schema=page_schema(PUBLIC_ENTRY_SCHEMA),
+            arguments=RepliesArguments,
+            success_schema=REPLY_PAGE_SCHEMA,
             read_only=True,
             run=_run_list_replies,
         ),

@@ -76,6 +76,9 @@ def test_it_answers_bad_request_for_a_body_that_is_not_a_json_object(anonymous, 
         ({"submission_mode": "robot"}, "submission_mode"),
         ({"parent_id": 1}, "parent_id"),
         ({"extra": True}, "extra"),
+        # A key no field's name could be (a lone surrogate), at the top and in the actor.
+        ({"\ud800": True}, "\ud800"),
+        ({"actor": {"name": "bot", "\udfff": 1}}, "actor.\udfff"),
     ],
 )
 def test_it_names_the_invalid_field(anonymous, overrides, field):
