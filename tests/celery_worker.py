@@ -22,6 +22,9 @@ from board.celery import app
 
 CELERY = Path(sys.executable).with_name("celery")
 ROOT = Path(__file__).resolve().parents[1]
+# The settings a test's worker runs with: board.settings, the embedded broker polled more
+# often (tests/worker_settings.py).
+WORKER_SETTINGS = "tests.worker_settings"
 
 
 def test_database_url() -> str:
@@ -46,6 +49,7 @@ def celery_worker(tmp_path: Path, *, beat: bool, env: dict | None = None) -> Ite
         "DATABASE_URL": test_database_url(),
         "SETTLE_BROKER_DIR": str(settings.BROKER_DIR),
         "DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": WORKER_SETTINGS,
         **(env or {}),
     }
     log_path = tmp_path / "worker.log"
@@ -87,5 +91,5 @@ def wait_for(found: Callable[[], object], *, seconds: float = 60) -> object:
         result = found()
         if result:
             return result
-        time.sleep(0.5)
+        time.sleep(0.1)
     return None

@@ -57,9 +57,10 @@ _separate_this_worker()
 
 # What a test module uses to start processes of its own (tests/e2e/processes.py,
 # tests/celery_worker.py, the live gunicorn of tests/e2e/conftest.py), and the fixtures
-# that start one (the production-like gunicorn, the client's live server).
+# that start one (the production-like gunicorn, the one that refuses malformed requests,
+# the client's live server).
 PROCESS_NAMES = frozenset({"subprocess", "celery_worker", "started", "gunicorn_serving"})
-PROCESS_FIXTURES = frozenset({"gunicorn", "serve", "settle_server"})
+PROCESS_FIXTURES = frozenset({"gunicorn", "serve", "gunicorn_refusals", "settle_server"})
 
 
 def starts_processes(item: pytest.Item) -> bool:

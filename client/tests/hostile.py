@@ -11,6 +11,7 @@ and does not stop talking.
 Nothing here is Settle: it stands for a board gone wrong, or one in the wrong hands.
 """
 
+import functools
 import gzip
 import socket
 import threading
@@ -25,6 +26,13 @@ GIB = 2**30
 HEAD = b"HTTP/1.1 %d Hostile\r\nContent-Type: application/json\r\nConnection: close\r\n"
 
 
+@functools.cache
+def _bomb() -> bytes:
+    """256 MiB of spaces gzipped to 256 KiB: made once a process (it takes a second or
+    two), the same bytes for each test that sends it."""
+    return gzip.compress(b" " * 2**28, compresslevel=9)
+
+
 class HostileBoard:
     def __init__(self, behaviour: str, status: int = 201) -> None:
         assert behaviour in BEHAVIOURS
@@ -34,7 +42,7 @@ class HostileBoard:
         self.sent = 0  # body bytes, all connections together
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._bomb = gzip.compress(b" " * 2**28, compresslevel=9) if behaviour == "bomb" else b""
+        self._bomb = _bomb() if behaviour == "bomb" else b""
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()

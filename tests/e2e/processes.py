@@ -74,10 +74,10 @@ def started(name: str, command: str, env: dict[str, str], tmp_path: Path) -> Ite
         stop(process)
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
     if process.poll() is not None:
         return
-    os.killpg(process.pid, signal.SIGTERM)
+    os.killpg(process.pid, sig)
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:

@@ -3,14 +3,17 @@ says the operator's login again once the worker is ready, last (issue 32, slip 2
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 
 from tests.celery_worker import test_database_url
 from tests.e2e.conftest import free_port
@@ -32,51 +35,73 @@ def serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen, Path]:
     return process, out
 
 
-def test_it_prints_the_address_it_was_given_once_it_answers_there(tmp_path):
+@dataclass
+class Run:
+    """What one bin/serve said and did, from start to stop."""
+
+    port: int
+    serving: bool  # it said where it serves
+    healthz: int | None  # the status /healthz answered then
+    gunicorn_environ: list[bytes]  # its gunicorn's environment, read while it ran
+    console: bool  # it said the operator's login again
+    out: str  # everything it printed
+    operator_password: str | None  # the operator's stored hash once it stopped
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, django_db_setup, django_db_blocker) -> Run:
+    """One bin/serve for the tests below that each read part of one run (starting and
+    stopping it, with its Celery worker, takes most of their time): watched until it says
+    where it serves and then the operator's login again, then stopped. The operator it
+    made is read before any test's end empties the database."""
+    tmp_path = tmp_path_factory.mktemp("serve")
     port = free_port()
     process, out = serve(tmp_path, SETTLE_BIND=f"127.0.0.1:{port}")
+    healthz, environ, console = None, [], None
     try:
-        said = wait_until(lambda: "Settle is serving" in out.read_text(), seconds=60)
-
-        assert said, out.read_text()[-2000:]
-        assert f"Settle is serving on http://127.0.0.1:{port}/ (Ctrl-C stops it)" in (
-            out.read_text())
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as answer:
-            assert answer.status == 200
+        serving = wait_until(lambda: "Settle is serving" in out.read_text(), seconds=60)
+        if serving:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz",
+                                        timeout=10) as answer:
+                healthz = answer.status
+            gunicorn = wait_until(lambda: _gunicorn_child(process.pid), seconds=10)
+            if gunicorn:
+                environ = Path(f"/proc/{gunicorn}/environ").read_bytes().split(b"\0")
+            console = wait_until(lambda: "Console: " in out.read_text(), seconds=90)
     finally:
-        stop(process)
+        # Ctrl-C, as its user stops it: SIGINT to the whole group. (A SIGTERM to every
+        # process of the group at once, its Celery worker's pool and embedded beat
+        # included, can leave that worker hung in its shutdown until stop() kills it.)
+        stop(process, signal.SIGINT)
+    with django_db_blocker.unblock():
+        password = (get_user_model().objects.filter(username="operator")
+                    .values_list("password", flat=True).first())
+    return Run(port, bool(serving), healthz, environ, bool(console), out.read_text(),
+               password)
 
 
-def test_it_sets_the_public_url_to_where_it_serves_when_none_is_set(tmp_path):
-    port = free_port()
-    process, out = serve(tmp_path, SETTLE_BIND=f"127.0.0.1:{port}")
-    try:
-        assert wait_until(lambda: "Settle is serving" in out.read_text(), seconds=60)
-        gunicorn = wait_until(lambda: _gunicorn_child(process.pid), seconds=10)
-
-        environ = Path(f"/proc/{gunicorn}/environ").read_bytes().split(b"\0")
-        assert f"SETTLE_PUBLIC_URL=http://127.0.0.1:{port}".encode() in environ
-    finally:
-        stop(process)
+def test_it_prints_the_address_it_was_given_once_it_answers_there(run):
+    assert run.serving, run.out[-2000:]
+    assert f"Settle is serving on http://127.0.0.1:{run.port}/ (Ctrl-C stops it)" in run.out
+    assert run.healthz == 200
 
 
-def test_it_says_a_new_operators_password_again_once_the_worker_is_ready(tmp_path):
-    port = free_port()
-    process, out = serve(tmp_path, SETTLE_BIND=f"127.0.0.1:{port}")
-    try:
-        said = wait_until(lambda: "Console: " in out.read_text(), seconds=90)
-    finally:
-        stop(process)
+def test_it_sets_the_public_url_to_where_it_serves_when_none_is_set(run):
+    assert run.serving, run.out[-2000:]
+    assert run.gunicorn_environ, run.out[-2000:]
+    assert f"SETTLE_PUBLIC_URL=http://127.0.0.1:{run.port}".encode() in run.gunicorn_environ
 
-    assert said, out.read_text()[-3000:]
-    lines = out.read_text().splitlines()
+
+def test_it_says_a_new_operators_password_again_once_the_worker_is_ready(run):
+    assert run.console, run.out[-3000:]
+    lines = run.out.splitlines()
     created = [n for n, line in enumerate(lines) if "Operator created." in line]
     ready = next(n for n, line in enumerate(lines) if '"celery@' in line and ' ready."' in line)
     assert len(created) == 2 and created[0] < ready < created[1]
-    assert lines[created[1]].startswith(f"Console: http://127.0.0.1:{port}/console/login/ ")
+    assert lines[created[1]].startswith(f"Console: http://127.0.0.1:{run.port}/console/login/ ")
     password = re.search(r"with password (\S+) ", lines[created[0]])[1]
     assert f"with password {password} " in lines[created[1]]
-    assert get_user_model().objects.get(username="operator").check_password(password)
+    assert run.operator_password and check_password(password, run.operator_password)
 
 
 def test_it_says_the_port_is_taken_instead_of_where_it_serves(tmp_path):

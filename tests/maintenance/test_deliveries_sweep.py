@@ -17,7 +17,14 @@ from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
 from maintenance.deliveries.purge import purge_deliveries
 from maintenance.models import MaintenanceRun
 from maintenance.services import job_run
-from tests.celery_worker import CELERY, ROOT, celery_worker, test_database_url, wait_for
+from tests.celery_worker import (
+    CELERY,
+    ROOT,
+    WORKER_SETTINGS,
+    celery_worker,
+    test_database_url,
+    wait_for,
+)
 from tests.maintenance.conftest import (
     PUBLIC_URL,
     broker_purge,
@@ -175,6 +182,7 @@ def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_sweep(receiver, 
         "SETTLE_DELIVERY_TIMEOUT": "4s",
         "SETTLE_DELIVERY_LEASE_MARGIN": "1s",
         "SETTLE_DELIVERY_SCHEDULE": "0,0,0",
+        "DJANGO_SETTINGS_MODULE": WORKER_SETTINGS,
     }
     log_path = tmp_path / "worker.log"
     with open(log_path, "w") as log:

@@ -27,7 +27,7 @@ from board.models import Entry
 from moderation import erasure
 from moderation.models import AuditEvent, Erasure
 from receipts.models import Receipt
-from tests.celery_worker import CELERY, ROOT, test_database_url, wait_for
+from tests.celery_worker import CELERY, ROOT, WORKER_SETTINGS, test_database_url, wait_for
 from tests.conftest import issue_agent, question, reply
 from tests.e2e.conftest import gunicorn  # noqa: F401  (the live server fixture)
 from tests.seeding import entries_seed
@@ -170,6 +170,7 @@ def _worker(tmp_path, name: str) -> subprocess.Popen:
         "SETTLE_BROKER_DIR": str(settings.BROKER_DIR),
         "SETTLE_ERASE_STALE_AFTER": "1s",
         "DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": WORKER_SETTINGS,
     }
     log = open(tmp_path / f"{name}.log", "w")
     return subprocess.Popen(

@@ -70,6 +70,38 @@ def wait_until_up(base: str, process: subprocess.Popen, stderr: Path) -> None:
     pytest.fail("gunicorn did not start: " + stderr.read_text()[-2000:])
 
 
+def served_launch(parent: Path, *, scheme: str = "http", config: bool = True,
+                  **overrides: str) -> Served:
+    """Start gunicorn with the production config (`config=False`: gunicorn's own defaults
+    instead of deploy/'s file) and these environment overrides, its files in a folder of
+    `parent`; the caller waits for it (wait_until_up) and stops it."""
+    port = free_port()
+    folder = parent / f"server-{port}"
+    folder.mkdir()
+    env = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "DEBUG": "false",
+        "SECRET_KEY": SECRET,
+        "SETTLE_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",  # tests about several workers ask for them
+        "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
+        **overrides,
+    }
+    stdout, stderr = folder / "stdout.log", folder / "stderr.log"
+    command = [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)]
+    if not config:
+        command = [sys.executable, "-m", "gunicorn", "board.wsgi", "--bind",
+                   env["SETTLE_BIND"], "--workers", env["WEB_CONCURRENCY"]]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT, env=env, stdout=stdout.open("w"), stderr=stderr.open("w"),
+        start_new_session=True,
+    )
+    return Served(f"{scheme}://127.0.0.1:{port}", stdout, stderr, process,
+                  Path(env["PROMETHEUS_MULTIPROC_DIR"]))
+
+
 @pytest.fixture
 def serve(tmp_path):
     """Start gunicorn with the production config; call it with environment overrides."""
@@ -77,33 +109,9 @@ def serve(tmp_path):
 
     def start(*, scheme: str = "http", config: bool = True, **overrides: str) -> Served:
         """`config=False` runs gunicorn with its own defaults instead of deploy/'s file."""
-        port = free_port()
-        folder = tmp_path / f"server-{port}"
-        folder.mkdir()
-        env = {
-            **os.environ,
-            "DATABASE_URL": test_database_url(),
-            "DEBUG": "false",
-            "SECRET_KEY": SECRET,
-            "SETTLE_BIND": f"127.0.0.1:{port}",
-            "WEB_CONCURRENCY": "1",  # tests about several workers ask for them
-            "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
-            **overrides,
-        }
-        stdout, stderr = folder / "stdout.log", folder / "stderr.log"
-        command = [sys.executable, "-m", "gunicorn", "-c", str(CONFIG)]
-        if not config:
-            command = [sys.executable, "-m", "gunicorn", "board.wsgi", "--bind",
-                       env["SETTLE_BIND"], "--workers", env["WEB_CONCURRENCY"]]
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT, env=env, stdout=stdout.open("w"), stderr=stderr.open("w"),
-            start_new_session=True,
-        )
-        served = Served(f"{scheme}://127.0.0.1:{port}", stdout, stderr, process,
-                        Path(env["PROMETHEUS_MULTIPROC_DIR"]))
+        served = served_launch(tmp_path, scheme=scheme, config=config, **overrides)
         started.append(served)
-        wait_until_up(served.base, process, stderr)
+        wait_until_up(served.base, served.process, served.stderr)
         return served
 
     yield start

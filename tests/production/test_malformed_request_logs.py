@@ -2,14 +2,20 @@
 line, an invalid header) say the refusal, never the request target's query, and never
 the request's other text: a malformed header line can hold a token (SPEC 11.4)."""
 
+import json
 import runpy
 import socket
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.production.conftest import served_launch, wait_until_up
+
 MARK = "MARKQS-12"
+REFUSED = "Invalid request from ip="
 ROOT = Path(__file__).resolve().parents[2]
 # (what is sent, what the refusal line says instead of the raw target)
 MALFORMED = [
@@ -47,19 +53,57 @@ def send_raw(base: str, data: bytes) -> bytes:
     return answer
 
 
+@dataclass
+class Refusal:
+    answer: bytes
+    logged: list[dict]  # the lines logged from its sending to the next request's
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def gunicorn_refusals(tmp_path_factory, django_db_setup) -> tuple[dict[str, Refusal], str]:
+    """One production gunicorn (deploy/gunicorn.conf.py) refuses each request of MALFORMED
+    in turn, the next sent once the last one's refusal is logged (starting a server for
+    each took most of each test's time). Returns each request's answer and the lines
+    logged for it, and the whole of both logs, read after the server stopped."""
+    served = served_launch(tmp_path_factory.mktemp("malformed"))
+    marks: list[tuple[str, bytes, int, int]] = []
+    try:
+        wait_until_up(served.base, served.process, served.stderr)
+        for param in MALFORMED:
+            raw = param.values[0]
+            before = served.text().count(REFUSED)
+            at = (len(_lines(served.stdout)), len(_lines(served.stderr)))
+            answer = send_raw(served.base, raw.encode())
+            marks.append((raw, answer, *at))
+            deadline = time.monotonic() + 10
+            while served.text().count(REFUSED) == before and time.monotonic() < deadline:
+                time.sleep(0.02)
+    finally:
+        served.stop()  # flushes both streams
+    stdout, stderr = _lines(served.stdout), _lines(served.stderr)
+    ends = [(out, err) for _, _, out, err in marks[1:]] + [(len(stdout), len(stderr))]
+    refusals = {}
+    for (raw, answer, out, err), (out_end, err_end) in zip(marks, ends, strict=True):
+        logged = stdout[out:out_end] + stderr[err:err_end]
+        refusals[raw] = Refusal(answer, [json.loads(line) for line in logged])
+    return refusals, served.text()
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("raw", "said"), MALFORMED)
-def test_a_refused_request_is_logged_without_its_query(serve, raw, said):
-    served = serve()
+def test_a_refused_request_is_logged_without_its_query(gunicorn_refusals, raw, said):
+    refusals, text = gunicorn_refusals
+    refusal = refusals[raw]
 
-    answer = send_raw(served.base, raw.encode())
-    served.stop()  # flushes both streams
-
-    assert answer.startswith(b"HTTP/1.1 400")
-    refusals = [line for line in served.lines() if "Invalid request from ip=" in line["message"]]
-    assert len(refusals) == 1
-    assert said in refusals[0]["message"]
-    assert MARK.lower() not in served.text().lower()
+    assert refusal.answer.startswith(b"HTTP/1.1 400")
+    found = [line for line in refusal.logged if REFUSED in line["message"]]
+    assert len(found) == 1, refusal.logged
+    assert said in found[0]["message"]
+    assert MARK.lower() not in text.lower()
 
 
 def test_a_client_gone_mid_request_is_logged_without_the_bytes_it_sent():
