@@ -10,7 +10,8 @@ deletion purge after no hold covers it.
 
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import Q
 
 from board.models import Entry, Hold, Principal
 
@@ -46,9 +47,15 @@ def thread_not_held_sql(thread: str) -> str:
 
 
 def thread_is_held(thread_id: int) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT NOT ({thread_not_held_sql('%s')})", [thread_id] * 3)
-        return bool(cursor.fetchone()[0])
+    """`thread_not_held_sql`'s rule for one thread, in the ORM: a hold on it, or on a
+    principal with an entry in it."""
+    principals_in_thread = Entry.objects.filter(
+        Q(pk=thread_id) | Q(parent_id=thread_id)
+    ).values("principal_id")
+    return Hold.objects.filter(
+        Q(thread_id=thread_id) | Q(principal_id__in=principals_in_thread),
+        released_at__isnull=True,
+    ).exists()
 
 
 def entries_held(entry_ids: list[int]) -> set[int]:

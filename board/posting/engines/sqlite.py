@@ -21,11 +21,11 @@ def admit(asked: Admission) -> Admitted:
     policy, caller = statements.posting_read(asked.token_hash)
     principal = caller.principal if caller else None
     admitted = caller is not None or asked.anonymous_admitted
-    seen = Receipt.objects.filter(
+    seen = statements.receipt_seen(
         scope=caller.scope if caller else asked.anonymous_scope,
         operation=asked.operation,
         request_id=asked.request_id,
-    ).exists()
+    )
     turn_take()  # the caller is read: the post's writes begin here
     source = statements.counter_take(
         source=caller.source if caller else asked.address_source,
