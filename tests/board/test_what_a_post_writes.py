@@ -1,5 +1,5 @@
-"""What review found on the write path (issue 8, "while you are in this code"): each test
-failed before its fix.
+"""What a post writes besides its entry, and when: the counts of a refusal, the token's
+last use, the overall counter's take and give-back, a replay that meets a delete.
 
 Concurrency here is real: other transactions in other threads, real row locks."""
 

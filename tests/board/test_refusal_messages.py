@@ -1,4 +1,4 @@
-"""Refusals a newcomer meets first say what was wrong (issue 19)."""
+"""Refusals a newcomer meets first say what was wrong."""
 
 import json
 
