@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
@@ -37,6 +37,7 @@ from board.models import Entry, Principal
 from board.posting import engines as board_engines
 from moderation.models import Erasure
 from moderation.services import _require_reason, audit_record, token_revoke
+from receipts.faults import sqlstate
 
 ERASE_BATCH_SIZE = 200
 
@@ -135,6 +136,9 @@ def erasure_start(
     return erasure, True
 
 
+DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
+
+
 def erasure_run(
     *,
     erasure_id: int,
@@ -149,7 +153,16 @@ def erasure_run(
     erasure = Erasure.objects.get(pk=erasure_id)
     after = 0
     while erasure.state == Erasure.State.RUNNING:
-        last = _batch(erasure, batch_size, after)
+        try:
+            last = _batch(erasure, batch_size, after)
+        except OperationalError as error:
+            if sqlstate(error) != DEADLOCK:
+                raise
+            # Two runners of one erasure locked rows each other's batch then wanted
+            # (PostgreSQL re-checks a row it waited for and may hold it although it no
+            # longer matches). PostgreSQL rolled one batch back whole: it deleted
+            # nothing, so it runs again.
+            continue
         if last is None:
             _finish(erasure)
         else:
