@@ -5,10 +5,12 @@ and `\\n` line endings), so a client that resends the "same" text through anothe
 (CRLF, decomposed accents) is still recognised as the same request.
 """
 
+import functools
 import hashlib
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 
 def field_digests(fields: Mapping[str, object]) -> dict[str, str]:
@@ -26,16 +28,25 @@ def differing_fields(saved: Mapping[str, str], incoming: Mapping[str, str]) -> l
     return sorted(name for name in names if saved.get(name) != incoming.get(name))
 
 
-def identity_key(*, scope: str, operation: str, request_id: uuid.UUID) -> uuid.UUID:
-    """The 16-byte digest of a receipt's identity: a tombstone's key and an attempt's link."""
-    material = f"{scope}\x00{operation}\x00{request_id}".encode()
-    return uuid.UUID(bytes=hashlib.sha256(material).digest()[:16])
+@dataclass(frozen=True)
+class Identity:
+    """What a receipt is for: one `request_id` of one operation in one scope."""
+
+    scope: str
+    operation: str
+    request_id: uuid.UUID
+
+    @functools.cached_property
+    def key(self) -> uuid.UUID:
+        """The 16-byte digest of the identity: a tombstone's key and an attempt's link."""
+        material = f"{self.scope}\x00{self.operation}\x00{self.request_id}".encode()
+        return uuid.UUID(bytes=hashlib.sha256(material).digest()[:16])
 
 
-# identity_key in SQL (PostgreSQL), of the receipt's columns `scope`, `operation` and
+# Identity.key in SQL (PostgreSQL), of the receipt's columns `scope`, `operation` and
 # `request_id`: the purge makes tombstones from the rows its DELETE returns, so the
 # identity never travels to Python (maintenance/tombstones/postgresql.py). SQLite has no
-# sha256 and calls identity_key. tests/receipts/test_tombstone_rules.py compares the two.
+# sha256 and computes Identity.key. tests/receipts/test_tombstone_rules.py compares the two.
 IDENTITY_KEY_SQL = (
     "encode(substring(sha256("
     "convert_to(scope, 'UTF8') || '\\x00'::bytea"

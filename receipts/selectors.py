@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from receipts.fingerprint import identity_key
+from receipts.fingerprint import Identity
 from receipts.models import Attempt, Receipt, Tombstone
 
 
@@ -34,10 +34,10 @@ def request_trace(
     receipts = list(Receipt.objects.filter(request_id=request_id, operation=operation))
     traces: dict[uuid.UUID, ScopeTrace] = {}
     for scope in [*(r.scope for r in receipts), *scopes]:
-        key = identity_key(scope=scope, operation=operation, request_id=request_id)
+        key = Identity(scope, operation, request_id).key
         traces.setdefault(key, ScopeTrace(scope=scope, key=key))
     for receipt in receipts:
-        key = identity_key(scope=receipt.scope, operation=operation, request_id=request_id)
+        key = Identity(receipt.scope, operation, request_id).key
         traces[key].receipt = receipt
     for tombstone in Tombstone.objects.filter(key__in=traces.keys(), expires_at__gt=now):
         traces[tombstone.key].tombstone = tombstone

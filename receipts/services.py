@@ -36,9 +36,7 @@ connection lost once COMMIT was sent (on PostgreSQL it travels with the statemen
 means we cannot tell (`unknown`). The statements are per engine: receipts/engines/.
 """
 
-import functools
 import logging
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -56,21 +54,10 @@ from receipts.exceptions import (
     RequestInProgress,
 )
 from receipts.faults import Fault, fault_answer, sqlstate
-from receipts.fingerprint import differing_fields, field_digests, identity_key
+from receipts.fingerprint import Identity, differing_fields, field_digests
 from receipts.models import Attempt, Receipt, Tombstone
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Identity:
-    scope: str
-    operation: str
-    request_id: uuid.UUID
-
-    @functools.cached_property
-    def key(self) -> uuid.UUID:
-        return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
 
 
 @dataclass(frozen=True)
@@ -93,7 +80,7 @@ class Companion:
     columns>, <the new id>`. On SQLite, right after the effect, by `write`, called with
     the new id in the effect's transaction. Both give the `returning` column of the rows
     written (`Saved.returned`); the caller calls `made` with it once they are committed,
-    the engine never does."""
+    when any were written; the engine never does."""
 
     made: Callable[[list], None]
     table: str = ""
@@ -123,16 +110,13 @@ class Effect:
 
 @dataclass(frozen=True)
 class _Asked:
-    """One call of a write: who asks for what, by which route, when."""
+    """One call of a write: who asks for what (its content's digests), by which route,
+    when."""
 
     identity: Identity
-    content: Mapping[str, object]
+    digests: dict[str, str]
     route: str
     now: datetime
-
-    @functools.cached_property
-    def digests(self) -> dict[str, str]:
-        return field_digests(self.content)
 
 
 def receipt_replay(
@@ -150,7 +134,7 @@ def receipt_replay(
 
     Raises the verdict (deleted, expired, conflict), logged with the attempt.
     """
-    asked = _Asked(identity, content, route, now)
+    asked = _Asked(identity, field_digests(content), route, now)
     settled = _replay(asked, model)
     if settled is None and after_lost_claim:
         # Purged between the claim and this read: the tombstone says what it was.
@@ -180,7 +164,7 @@ def receipt_write(
     its attempt is logged. A claim that waited past its bound for another attempt raises
     RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
-    asked = _Asked(identity, content, route, now)
+    asked = _Asked(identity, field_digests(content), route, now)
     receipt = Receipt(
         scope=identity.scope,
         operation=identity.operation,

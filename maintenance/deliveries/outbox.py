@@ -29,16 +29,16 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
     rung for on commit; the doorbell publishes it with others' within milliseconds.
 
-    A new post runs this and `made`, and nothing more of maintenance's unless it made
-    deliveries: the schedule's first step is read once, and jittered only for a ring."""
+    A new post runs this, and nothing more of maintenance's unless it made deliveries
+    (`made` is called only then): the schedule's first step is read once, and jittered
+    only for a ring."""
     field = Delivery._meta.get_field
     first_step = settings.SETTLE_DELIVERY_SCHEDULE[0]  # rules.schedule()'s first step
 
     def made(ids: list) -> None:
-        if ids:
-            ids = [uuid.UUID(str(value)) for value in ids]
-            delay = rules.jittered(first_step)
-            transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
+        ids = [uuid.UUID(str(value)) for value in ids]
+        delay = rules.jittered(first_step)
+        transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
     if connection.vendor != "postgresql":
         return Companion(made=made, write=functools.partial(_outbox_write, now=now))

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 
 from maintenance import tombstones as engines
-from receipts.fingerprint import identity_key
+from receipts.fingerprint import Identity
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
 from receipts.statements import read_moment
@@ -48,7 +48,7 @@ class ReceiptRow:
 
     @property
     def key(self) -> uuid.UUID:
-        return identity_key(scope=self.scope, operation=self.operation, request_id=self.request_id)
+        return Identity(self.scope, self.operation, self.request_id).key
 
     @property
     def receipt_expires_at(self) -> datetime:

@@ -51,14 +51,15 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
     claim; else the receipt, the new row (None when refused), the tombstone's reason and
     the rows each companion wrote. A refused write is rolled back."""
     # SQLite keeps a UUID as its 32 hex digits (Django's UUIDField without a native type).
-    key, at = identity.key.hex, _moment(now)
+    moment = connection.ops.adapt_datetimefield_value  # as Django writes a datetime
+    key, at = identity.key.hex, moment(now)
     committing = False
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_CLAIM_SQL, [
                 receipt.scope, receipt.operation, receipt.request_id.hex,
                 json.dumps(receipt.digests), str(receipt.state), receipt.first_route,
-                receipt.attempts, at, at, _moment(receipt.receipt_expires_at),
+                receipt.attempts, at, at, moment(receipt.receipt_expires_at),
             ])
             claimed = cursor.fetchone()
             if claimed is None:
@@ -93,11 +94,11 @@ class _Refused(Exception):
 
 def _effect_create(cursor, receipt, effect):
     """The effect's row, and the receipt's `result_id` set to it."""
-    model = effect.model
+    model, moment = effect.model, connection.ops.adapt_datetimefield_value
     columns, values = [], []
     for name, value in effect.values.items():
         columns.append(model._meta.get_field(name).column)
-        values.append(_moment(value) if isinstance(value, datetime) else value)
+        values.append(moment(value) if isinstance(value, datetime) else value)
     cursor.execute(
         f"INSERT INTO {model._meta.db_table} ({', '.join(columns)}) "
         f"VALUES ({', '.join(['%s'] * len(values))}) RETURNING {model._meta.pk.column}",
@@ -113,12 +114,13 @@ def replay(identity, digests, route, now, model, judge):
     """The receipt counted and its attempt logged, in one immediate transaction that
     takes the write lock first, so nobody changes the receipt or the effect between
     this read and the answer; None when the receipt is gone (purged)."""
+    at = connection.ops.adapt_datetimefield_value(now)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {RECEIPTS} SET attempts = attempts + 1, last_seen_at = %s "
             f"WHERE scope = %s AND operation = %s AND request_id = %s "
             f"RETURNING {', '.join(RECEIPT_COLUMNS)}",
-            [_moment(now), identity.scope, identity.operation, identity.request_id.hex],
+            [at, identity.scope, identity.operation, identity.request_id.hex],
         )
         row = cursor.fetchone()
         if row is None:
@@ -129,8 +131,7 @@ def replay(identity, digests, route, now, model, judge):
         cursor.execute(
             f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, "
             f"created_at) VALUES (%s, %s, %s, %s, %s, %s)",
-            [identity.key.hex, receipt.pk, route, str(outcome), outcome_detail(outcome),
-             _moment(now)],
+            [identity.key.hex, receipt.pk, route, str(outcome), outcome_detail(outcome), at],
         )
         result = None
         if model is not None and receipt.result_id is not None:
@@ -158,7 +159,3 @@ def _load(cursor, model, pk):
             value = read_moment(value)
         values.append(value)
     return model.from_db(connection.alias, [f.attname for f in fields], values)
-
-
-def _moment(value):
-    return connection.ops.adapt_datetimefield_value(value)

@@ -21,7 +21,7 @@ from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.deliveries.models import Delivery
 from moderation import services as moderation
 from receipts.exceptions import RequestExpired
-from receipts.fingerprint import identity_key
+from receipts.fingerprint import Identity
 from receipts.models import Tombstone
 from tests.conftest import counts, issue_agent, question
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
@@ -63,10 +63,7 @@ def test_a_post_refused_by_a_tombstone_writes_no_delivery():
     # given: an enabled endpoint, and the tombstone a purge left for this request_id
     _endpoint("first")
     payload = question()
-    key = identity_key(
-        scope=ANONYMOUS_SCOPE, operation=board.POST_ENTRY,
-        request_id=uuid.UUID(payload["request_id"]),
-    )
+    key = Identity(ANONYMOUS_SCOPE, board.POST_ENTRY, uuid.UUID(payload["request_id"])).key
     Tombstone.objects.create(
         key=key, reason=Tombstone.Reason.EXPIRED, expires_at=timezone.now() + timedelta(days=1)
     )

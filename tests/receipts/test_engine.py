@@ -12,7 +12,7 @@ from board.exceptions import ParentUnavailable
 from board.models import Entry
 from receipts import services
 from receipts.exceptions import RequestConflict, RequestDeleted, RequestExpired
-from receipts.fingerprint import differing_fields, identity_key
+from receipts.fingerprint import Identity, differing_fields
 from receipts.models import Attempt, Receipt, Tombstone
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_it_answers_expired_from_the_receipts_expiry_on():
 def test_identity_keys_are_16_bytes_and_separate_scopes_and_operations():
     request_id = uuid.uuid4()
     keys = {
-        identity_key(scope=scope, operation=operation, request_id=request_id)
+        Identity(scope, operation, request_id).key
         for scope in ("a", "b")
         for operation in ("post_entry:v1", "post_entry:v2")
     }

@@ -1,4 +1,4 @@
-"""A tombstone's two rules, written twice: in Python (receipts.fingerprint.identity_key,
+"""A tombstone's two rules, written twice: in Python (receipts.fingerprint.Identity.key,
 receipts.models.tombstone_expiry_day, maintenance.tombstones.purge.ReceiptRow.tombstone) and in SQL,
 where PostgreSQL's purge makes the tombstones from the rows it deletes
 (fingerprint.IDENTITY_KEY_SQL, models.TOMBSTONE_EXPIRY_DAY_SQL, in
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maintenance.tombstones.purge import ReceiptRow, receipts_entomb, receipts_lock
-from receipts.fingerprint import IDENTITY_KEY_SQL, identity_key
+from receipts.fingerprint import IDENTITY_KEY_SQL, Identity
 from receipts.models import TOMBSTONE_EXPIRY_DAY_SQL, Receipt, Tombstone, tombstone_expiry_day
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_the_identity_key_is_the_same_in_python_and_sql(scope, operation, reques
         )
         in_sql = cursor.fetchone()[0]
 
-    assert in_sql == identity_key(scope=scope, operation=operation, request_id=request_id)
+    assert in_sql == Identity(scope, operation, request_id).key
 
 
 @pytest.mark.postgres
