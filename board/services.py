@@ -22,7 +22,7 @@ from board.exceptions import (
     RateLimited,
 )
 from board.http.schemas import (
-    EntryRequest,
+    EntryFields,
     check_json_depth,
     parse_entry_request,
     parse_json_object,
@@ -175,7 +175,7 @@ def entry_post(
             "identity": receipts.Identity(
                 scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
             ),
-            "content": request.content(),
+            "content": request.model_dump(exclude={"request_id"}),
             "route": route,
             "now": now,
         }
@@ -188,7 +188,9 @@ def entry_post(
             settled = receipts.receipt_replay(**asked, model=Entry) if taken.seen else None
             if settled is None:
                 # Steps 4 to 7 in the claim's transaction, a tombstone answering first.
-                companions = _entry_companions(now)
+                companions = []  # what other apps write with it (board/signals.py)
+                for _, companion in signals.entry_companions.send(sender=Entry, now=now):
+                    companions.append(companion)
                 settled = receipts.receipt_write(
                     **asked,
                     retention=retention.entry_retention_for(caller.principal),
@@ -202,7 +204,8 @@ def entry_post(
                 )
                 if settled is not None:  # committed: the outbox rings for its sends
                     for companion, rows in zip(companions, settled.returned, strict=True):
-                        companion.made(rows)
+                        if rows:
+                            companion.made(rows)
             if settled is None:  # committed while this claim waited
                 settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
             overall.kept = not settled.replayed
@@ -230,7 +233,7 @@ def _refusal_before_claim(
     return None
 
 
-def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard:
+def _parent_open(request: EntryFields, now: datetime) -> receipts.Guard:
     """Step 6 as a reply's guard: its parent is a public question whose receipt has not
     expired, read (and on PostgreSQL held against the purge) in the write's own
     transaction: board/posting/engines/."""
@@ -239,24 +242,15 @@ def _parent_open(request: EntryRequest, now: datetime) -> receipts.Guard:
     )
 
 
-def _entry_companions(now: datetime) -> list[receipts.Companion]:
-    """What other apps write with a new entry (the outbox), asked for as it is made."""
-    companions = []
-    for _, companion in signals.entry_companions.send(sender=Entry, now=now):
-        if companion is not None:
-            companions.append(companion)
-    return companions
-
-
-def _entry_values(request: EntryRequest, caller: Caller, route: str, now: datetime) -> dict:
+def _entry_values(request: EntryFields, caller: Caller, route: str, now: datetime) -> dict:
     return {
         "type": request.type,
         "parent_id": request.parent_id,
         "title": request.title,
         "body": request.body,
-        "actor_name": request.actor_name,
-        "actor_model": request.actor_model,
-        "actor_trigger": request.actor_trigger,
+        "actor_name": request.actor.name,
+        "actor_model": request.actor.model,
+        "actor_trigger": request.actor.trigger,
         "submission_mode": request.submission_mode,
         "visible": True,
         "deleted_at": None,

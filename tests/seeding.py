@@ -88,7 +88,7 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
             scope=caller.scope,
             operation=POST_ENTRY,
             request_id=request.request_id,
-            digests=field_digests(request.content()),
+            digests=field_digests(request.model_dump(exclude={"request_id"})),
             state=Receipt.State.SUCCEEDED,
             result_id=entry.pk,
             first_route=route,

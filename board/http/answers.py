@@ -23,9 +23,9 @@ from board.exceptions import (
     NotFound,
     error_answer,
 )
-from board.http.auth import presented_token, request_address
+from board.http.auth import presented_token
 from board.http.schemas import entry_object, parse_request_id, public_entry_object, timestamp
-from board.posting.callers import Caller
+from board.posting.callers import Caller, client_address
 from board.serving import metrics
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
@@ -70,7 +70,7 @@ class Sender:
 
 def request_sender(request: HttpRequest) -> Sender:
     return Sender(
-        token=presented_token(request), address=request_address(request),
+        token=presented_token(request), address=client_address(request),
         base=request_base(request),
     )
 

@@ -28,7 +28,7 @@ from board.http.answers import (
     thread_answer,
     thread_list_answer,
 )
-from board.http.auth import POST_AUTH, READ_AUTH, request_address
+from board.http.auth import POST_AUTH, READ_AUTH
 from board.http.json_schemas import (
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
@@ -39,6 +39,7 @@ from board.http.json_schemas import (
     openapi_responses,
 )
 from board.http.openapi import ENTRY_REQUEST_BODY, DocumentedAPI
+from board.posting.callers import client_address
 from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def post_entry(request: HttpRequest):
     return answer_response(
         entry_post_answer(
             token=request.auth.token,
-            address=request_address(request),
+            address=client_address(request),
             body=body,
             header_key=header_key,
             route="api",

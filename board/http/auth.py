@@ -28,13 +28,6 @@ class Presented:
     token: str | None
 
 
-def request_address(request: HttpRequest) -> str:
-    """The client's address (SPEC 4, `client_address`)."""
-    return client_address(
-        request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
-    )
-
-
 class Bearer(HttpBearer):
     """An agent's bearer token; `judged`: the caller behind it (a read), else only the
     token as presented (a post, whose admission judges it)."""
@@ -53,7 +46,7 @@ class Bearer(HttpBearer):
         token = token.strip()
         if not self.judged:
             return Presented(token)
-        return caller_authenticate(token=token, address=request_address(request))
+        return caller_authenticate(token=token, address=client_address(request))
 
 
 def without_bearer(request: HttpRequest) -> Caller:
@@ -61,7 +54,7 @@ def without_bearer(request: HttpRequest) -> Caller:
     scheme, the unknown token's `401`."""
     if request.headers.get("Authorization"):
         raise Unauthorized()
-    return caller_authenticate(token=None, address=request_address(request))
+    return caller_authenticate(token=None, address=client_address(request))
 
 
 def presented_without_bearer(request: HttpRequest) -> Presented:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.http import HttpRequest
 
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy
@@ -24,12 +25,14 @@ from receipts.faults import fault_answer, nothing_saved_if_failed
 ANONYMOUS_SCOPE = "anonymous"
 
 
-def client_address(remote_addr: str, forwarded_for: str | None) -> str:
+def client_address(request: HttpRequest) -> str:
     """The client's address; `X-Forwarded-For` counts only from a trusted proxy.
 
     Walking the header from the right, the first address that is not a trusted proxy is
     the client: everything left of it was written by someone we cannot vouch for.
     """
+    remote_addr = request.META.get("REMOTE_ADDR", "")
+    forwarded_for = request.headers.get("X-Forwarded-For")
     trusted = settings.SETTLE_TRUSTED_PROXIES
     if not forwarded_for or not _is_trusted(remote_addr, trusted):
         return remote_addr
@@ -131,7 +134,7 @@ def post_refusal_count(*, token: str | None, address: str, now: datetime) -> Non
         with nothing_saved_if_failed():
             limits.counter_take(
                 source=address_source(address),
-                limit=limits.source_hourly_limit(None, policy),
+                limit=limits.hourly_limits(None, policy).source,
                 now=now,
             )
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -22,21 +23,26 @@ log = logging.getLogger(__name__)
 OVERALL_SOURCE = "*overall*"
 
 
-def source_hourly_limit(principal: Principal | None, policy: PostingPolicy) -> int:
-    """The principal's own limit, else the console's, else the environment's.
-    Written again in SQL in board/sql/board_post_admit.sql (PostgreSQL's admission);
+class HourlyLimits(NamedTuple):
+    source: int
+    overall: int
+
+
+def hourly_limits(principal: Principal | None, policy: PostingPolicy) -> HourlyLimits:
+    """The limits in force: a source's is the principal's own, else the console's, else
+    the environment's; the overall one the console's, else the environment's. Written
+    again in SQL in board/sql/board_post_admit.sql (PostgreSQL's admission);
     tests/board/test_rules.py compares the two."""
     if principal is not None and principal.hourly_limit is not None:
-        return principal.hourly_limit
-    if policy.source_hourly_limit is not None:
-        return policy.source_hourly_limit
-    return settings.SETTLE_SOURCE_HOURLY_LIMIT
-
-
-def overall_hourly_limit(policy: PostingPolicy) -> int:
-    if policy.overall_hourly_limit is not None:
-        return policy.overall_hourly_limit
-    return settings.SETTLE_OVERALL_HOURLY_LIMIT
+        source = principal.hourly_limit
+    elif policy.source_hourly_limit is not None:
+        source = policy.source_hourly_limit
+    else:
+        source = settings.SETTLE_SOURCE_HOURLY_LIMIT
+    overall = policy.overall_hourly_limit
+    return HourlyLimits(
+        source, settings.SETTLE_OVERALL_HOURLY_LIMIT if overall is None else overall
+    )
 
 
 def hour_of(now: datetime) -> datetime:
@@ -69,7 +75,7 @@ class OverallTake:
         """Take it now: the identity's receipt was seen, then purged before this post
         could replay it (rare). Provisional like the admission's: given back unless kept."""
         self.taken = counter_take(
-            source=OVERALL_SOURCE, limit=overall_hourly_limit(policy), now=self.now
+            source=OVERALL_SOURCE, limit=hourly_limits(None, policy).overall, now=self.now
         )
         self.refused = not self.taken
         return self.taken

@@ -232,9 +232,7 @@ def metrics_allowed(request: HttpRequest) -> bool:
         return True
     from board.posting.callers import client_address
 
-    address = client_address(
-        request.META.get("REMOTE_ADDR", ""), request.headers.get("X-Forwarded-For")
-    )
+    address = client_address(request)
     try:
         parsed = ipaddress.ip_address(address.strip("[]"))
     except ValueError:

@@ -108,7 +108,7 @@ def login_address(request: HttpRequest) -> str:
     against the proxy itself: axes stores an IP address, and nothing better is known.
     """
     remote = request.META.get("REMOTE_ADDR", "") or "0.0.0.0"
-    for candidate in (client_address(remote, request.headers.get("X-Forwarded-For")), remote):
+    for candidate in (client_address(request), remote):
         try:
             parsed = ipaddress.ip_address(candidate.strip("[]"))
         except ValueError:

@@ -33,8 +33,7 @@ def posting(request: HttpRequest) -> HttpResponse:
                     "overall_hourly_limit": policy.overall_hourly_limit,
                 }
             ),
-            "effective_source": limits.source_hourly_limit(None, policy),
-            "effective_overall": limits.overall_hourly_limit(policy),
+            "effective": limits.hourly_limits(None, policy),
             "default_source": settings.SETTLE_SOURCE_HOURLY_LIMIT,
             "default_overall": settings.SETTLE_OVERALL_HOURLY_LIMIT,
         },

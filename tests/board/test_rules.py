@@ -68,8 +68,7 @@ def test_the_caller_and_its_limits_are_the_same_in_python_and_sql(
         )
     in_python = (
         caller.source if caller else callers.address_source(ADDRESS),
-        limits.source_hourly_limit(caller.principal if caller else None, policy),
-        limits.overall_hourly_limit(policy),
+        *limits.hourly_limits(caller.principal if caller else None, policy),
         admitted,
         has_receipt and caller is not None,
     )

@@ -26,16 +26,17 @@ def admit(asked: Admission) -> Admitted:
         operation=asked.operation,
         request_id=asked.request_id,
     )
+    in_force = limits.hourly_limits(principal, policy)
     turn_take()  # the caller is read: the post's writes begin here
     source = statements.counter_take(
         source=caller.source if caller else asked.address_source,
-        limit=limits.source_hourly_limit(principal, policy),
+        limit=in_force.source,
         hour=asked.hour,
     )
     overall = None
     if not seen:
         overall = admitted and source and statements.counter_take(
-            source=asked.overall, limit=limits.overall_hourly_limit(policy), hour=asked.hour
+            source=asked.overall, limit=in_force.overall, hour=asked.hour
         )
     return Admitted(policy=policy, caller=caller, taken=Taken(source, overall, seen))
 
