@@ -190,7 +190,8 @@ def entry_post(
                 # Steps 4 to 7 in the claim's transaction, a tombstone answering first.
                 companions = []  # what other apps write with it (board/signals.py)
                 for _, companion in signals.entry_companions.send(sender=Entry, now=now):
-                    companions.append(companion)
+                    if companion is not None:
+                        companions.append(companion)
                 settled = receipts.receipt_write(
                     **asked,
                     retention=retention.entry_retention_for(caller.principal),

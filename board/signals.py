@@ -10,8 +10,8 @@ from django.dispatch import Signal
 
 # Sent as a new entry is about to be written (a 201, never a replay), before its
 # transaction: each receiver returns a `receipts.services.Companion`, rows written with
-# the entry in its transaction (in the entry's own statement on PostgreSQL). This is how
-# the outbox's deliveries commit with their entry. Keyword arguments: `now`.
+# the entry in its transaction (in the entry's own statement on PostgreSQL), or None. This
+# is how the outbox's deliveries commit with their entry. Keyword arguments: `now`.
 entry_companions = Signal()
 
 # Sent inside the transaction that deletes an entry, after it is blanked and its receipt
