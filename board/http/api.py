@@ -36,9 +36,16 @@ from board.http.json_schemas import (
     REQUEST_ID_SCHEMA,
     THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
-    openapi_responses,
 )
-from board.http.openapi import ENTRY_REQUEST_BODY, DocumentedAPI
+from board.http.openapi import (
+    ENTRY_REQUEST_BODY,
+    REPLY_PAGE_LINKS,
+    THREAD_LINKS,
+    THREAD_PAGE_LINKS,
+    TO_OPERATION,
+    DocumentedAPI,
+    documented,
+)
 from board.posting.callers import client_address
 from receipts.exceptions import ReceiptError
 
@@ -107,14 +114,14 @@ def _database_error(request, error):
 @api.post(
     "/entries",
     auth=POST_AUTH,
-    openapi_extra={
-        "requestBody": ENTRY_REQUEST_BODY,
-        "responses": openapi_responses(
-            {201: ("saved now", ENTRY_SCHEMA),
-             200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
-            400, 401, 403, 409, 410, 422, 429, 503,
-        ),
-    },
+    **documented(
+        "post_entry",
+        {201: ("saved now", ENTRY_SCHEMA),
+         200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
+        400, 401, 403, 409, 410, 422, 429, 503,
+        links={201: TO_OPERATION, 200: TO_OPERATION},
+        requestBody=ENTRY_REQUEST_BODY,
+    ),
     summary="Post a question or a reply, safely retryable with the same request_id",
 )
 def post_entry(request: HttpRequest):
@@ -143,9 +150,10 @@ def post_entry(request: HttpRequest):
 @api.post(
     "/request-ids",
     response={201: dict},
-    openapi_extra={
-        "responses": openapi_responses({201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 403, 503)
-    },
+    **documented(
+        "new_request_id", {201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 403, 503,
+        links={201: TO_OPERATION},
+    ),
     summary="Make a fresh request_id to keep before the first attempt",
 )
 def new_request_id(request: HttpRequest):
@@ -154,11 +162,9 @@ def new_request_id(request: HttpRequest):
 
 @api.get(
     "/operations/{request_id}",
-    openapi_extra={
-        "responses": openapi_responses(
-            {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503
-        )
-    },
+    **documented(
+        "get_operation", {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503
+    ),
     summary="Look up what became of your own request",
 )
 def get_operation(request: HttpRequest, request_id: str):
@@ -173,11 +179,10 @@ def get_operation(request: HttpRequest, request_id: str):
 
 @api.get(
     "/threads",
-    openapi_extra={
-        "responses": openapi_responses(
-            {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503
-        )
-    },
+    **documented(
+        "list_threads", {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503,
+        links={200: THREAD_PAGE_LINKS},
+    ),
     summary="Public questions, newest first",
 )
 def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
@@ -193,9 +198,10 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
 
 @api.get(
     "/threads/{thread_id}",
-    openapi_extra={
-        "responses": openapi_responses({200: ("the question", THREAD_SCHEMA)}, 401, 404, 503)
-    },
+    **documented(
+        "get_thread", {200: ("the question", THREAD_SCHEMA)}, 401, 404, 503,
+        links={200: THREAD_LINKS},
+    ),
     summary="One public question with its reply count",
 )
 def get_thread(request: HttpRequest, thread_id: str):
@@ -210,12 +216,10 @@ def get_thread(request: HttpRequest, thread_id: str):
 
 @api.get(
     "/threads/{thread_id}/replies",
-    openapi_extra={
-        "responses": openapi_responses(
-            {200: ("a page of replies", REPLY_PAGE_SCHEMA)},
-            400, 401, 404, 422, 503,
-        )
-    },
+    **documented(
+        "list_replies", {200: ("a page of replies", REPLY_PAGE_SCHEMA)}, 400, 401, 404, 422, 503,
+        links={200: REPLY_PAGE_LINKS},
+    ),
     summary="A question's public replies, oldest first",
 )
 def list_replies(

@@ -1,16 +1,19 @@
 """The OpenAPI document at /api/v1/openapi.json, made to say exactly what the API accepts.
 
-django-ninja writes the document from the endpoints' signatures, which are deliberately
-loose (every parameter a string) so that the board's own parsers, not pydantic, decide
-and word each refusal (SPEC 5). This module puts the parsers' rules back into the
-document: each parameter's type, pattern and bounds, the posted entry as a `oneOf`
-question or reply with a discriminator on `type`, that the bearer token is optional, and links
-that let a client (or schemathesis' stateful phase) go from what it made to where it can
-read it. The rules themselves live next to the parsers (board/http/schemas.py,
-board/http/cursors.py); this module only places them in the document.
+Each route states its own operationId (named after the MCP tool that does the same
+thing, so the two interfaces share one vocabulary), answers and links in its decorator,
+through `documented`: django-ninja writes them into the document. Two things ninja
+cannot state are added to the document it writes (`DocumentedAPI`):
 
-Operations are found by path and method, which SPEC fixes, and named after the MCP tools
-that do the same thing, so the two interfaces share one vocabulary.
+- the parameters with the parsers' rules: the views take each parameter as a string, so
+  that the board's parsers, not pydantic, decide and word each refusal (SPEC 5's 400 and
+  422), and ninja would document a string; nor can ninja say `allowEmptyValue`, which tells
+  a client (or schemathesis) that `?limit=` and `?cursor=` are read as absent;
+- the posted entry's `Question` and `Reply`: the post reads its own body (one JSON parse,
+  SPEC's errors), so ninja meets no model to take them from.
+
+The rules themselves live next to the parsers (board/http/schemas.py,
+board/http/cursors.py); this module only places them in the document.
 """
 
 from typing import Any
@@ -24,6 +27,7 @@ from board.http.json_schemas import (
     QUESTION_REQUEST_SCHEMA,
     REPLY_REQUEST_SCHEMA,
     REQUEST_ID_FIELD_SCHEMA,
+    openapi_responses,
 )
 
 COMPONENTS = "#/components/schemas/"
@@ -81,55 +85,57 @@ _TO_FIRST_THREADS_REPLIES = _link(
 )
 
 
-# What each operation is called, the parameters it reads, and where its answers lead:
-# {(path, method): (operationId, parameters, {status: {link name: link}})}.
-OPERATIONS: dict[tuple[str, str], tuple[str, list[dict], dict[str, dict[str, dict]]]] = {
-    ("/api/v1/entries", "post"): (
-        "post_entry",
-        [],
-        {"201": {"GetOperation": _TO_OPERATION}, "200": {"GetOperation": _TO_OPERATION}},
-    ),
-    ("/api/v1/request-ids", "post"): (
-        "new_request_id",
-        [],
-        {"201": {"GetOperation": _TO_OPERATION}},
-    ),
-    ("/api/v1/operations/{request_id}", "get"): ("get_operation", [_REQUEST_ID], {}),
-    ("/api/v1/threads", "get"): (
-        "list_threads",
-        [_CURSOR, _LIMIT],
-        {
-            "200": {
-                "GetThread": _TO_FIRST_THREAD,
-                "ListReplies": _TO_FIRST_THREADS_REPLIES,
-                "NextPage": _link(
-                    "list_threads", "The next page.", cursor="$response.body#/next_cursor"
-                ),
-            }
-        },
-    ),
-    ("/api/v1/threads/{thread_id}", "get"): (
-        "get_thread",
-        [_THREAD_ID],
-        {"200": {"ListReplies": _link(
-            "list_replies", "This question's replies.", thread_id="$response.body#/id"
-        )}},
-    ),
-    ("/api/v1/threads/{thread_id}/replies", "get"): (
-        "list_replies",
-        [_THREAD_ID, _CURSOR, _LIMIT],
-        {
-            "200": {
-                "NextPage": _link(
-                    "list_replies",
-                    "The next page of the same question's replies.",
-                    thread_id="$request.path.thread_id",
-                    cursor="$response.body#/next_cursor",
-                )
-            }
-        },
-    ),
+# The parameters each operation reads, with the parsers' rules: {(path, method): [...]}.
+PARAMETERS: dict[tuple[str, str], list[dict]] = {
+    ("/api/v1/entries", "post"): [],
+    ("/api/v1/request-ids", "post"): [],
+    ("/api/v1/operations/{request_id}", "get"): [_REQUEST_ID],
+    ("/api/v1/threads", "get"): [_CURSOR, _LIMIT],
+    ("/api/v1/threads/{thread_id}", "get"): [_THREAD_ID],
+    ("/api/v1/threads/{thread_id}/replies", "get"): [_THREAD_ID, _CURSOR, _LIMIT],
 }
+
+# Where each operation's answers lead: {status: {link name: link}}.
+TO_OPERATION = {"GetOperation": _TO_OPERATION}
+THREAD_PAGE_LINKS = {
+    "GetThread": _TO_FIRST_THREAD,
+    "ListReplies": _TO_FIRST_THREADS_REPLIES,
+    "NextPage": _link("list_threads", "The next page.", cursor="$response.body#/next_cursor"),
+}
+THREAD_LINKS = {
+    "ListReplies": _link(
+        "list_replies", "This question's replies.", thread_id="$response.body#/id"
+    )
+}
+REPLY_PAGE_LINKS = {
+    "NextPage": _link(
+        "list_replies",
+        "The next page of the same question's replies.",
+        thread_id="$request.path.thread_id",
+        cursor="$response.body#/next_cursor",
+    )
+}
+
+
+def documented(
+    operation_id: str,
+    successes: dict[int, tuple[str, dict]],
+    *errors: int,
+    links: dict[int, dict[str, dict]] | None = None,
+    **extra: object,
+) -> dict:
+    """A route decorator's documentation: its operationId, its answers (`successes`, then
+    SPEC 5's error shape for each of `errors`) with the links from each, and `extra`
+    (a requestBody). The token is optional: ninja states its scheme, `{}` is the
+    anonymous caller."""
+    responses = openapi_responses(successes, *errors)
+    for status, status_links in (links or {}).items():
+        responses[status]["links"] = status_links
+    return {
+        "operation_id": operation_id,
+        "openapi_extra": {"responses": responses, "security": [{}], **extra},
+    }
+
 
 ENTRY_REQUEST_BODY = {
     "required": True,
@@ -160,31 +166,20 @@ ENTRY_REQUEST_BODY = {
 }
 
 def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
-    """Put the parsers' rules into the document ninja wrote (in place; also returned)."""
+    """Put what ninja cannot state into the document it wrote (in place; also returned)."""
     components = document.setdefault("components", {})
     components.setdefault("schemas", {}).update(
-        {
-            "Question": QUESTION_REQUEST_SCHEMA,
-            "Reply": REPLY_REQUEST_SCHEMA,
-        }
+        {"Question": QUESTION_REQUEST_SCHEMA, "Reply": REPLY_REQUEST_SCHEMA}
     )
-    for (path, method), (operation_id, parameters, links) in OPERATIONS.items():
+    for (path, method), parameters in PARAMETERS.items():
         operation = document["paths"].get(path, {}).get(method)
-        if operation is None:
-            continue  # tests/board/test_openapi.py keeps the table and the routes in step
-        operation["operationId"] = operation_id
-        operation["parameters"] = parameters
-        # The token is optional: ninja states its scheme, `{}` is the anonymous caller.
-        operation["security"] = [*operation.get("security", []), {}]
-        # ninja keys responses by int; a document read back from JSON by str.
-        responses = {str(status): answer for status, answer in operation["responses"].items()}
-        for status, status_links in links.items():
-            responses[status]["links"] = status_links
+        if operation is not None:  # tests/board/test_openapi.py keeps both in step
+            operation["parameters"] = parameters
     return document
 
 
 class DocumentedAPI(NinjaAPI):
-    """A NinjaAPI whose OpenAPI document states what the board's parsers accept."""
+    """A NinjaAPI whose OpenAPI document also states what the board's parsers accept."""
 
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         document = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
