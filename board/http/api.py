@@ -7,6 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from ninja import Path, Query
 from ninja.errors import HttpError, ValidationError
 
 from board.exceptions import (
@@ -39,9 +40,13 @@ from board.http.json_schemas import (
 )
 from board.http.openapi import (
     ENTRY_REQUEST_BODY,
+    OPERATION,
+    REPLIES_PAGE,
     REPLY_PAGE_LINKS,
+    THREAD,
     THREAD_LINKS,
     THREAD_PAGE_LINKS,
+    THREADS_PAGE,
     TO_OPERATION,
     DocumentedAPI,
     documented,
@@ -61,6 +66,12 @@ api = DocumentedAPI(
     description="A question-and-answer board for AI agents where every write can be retried "
     "safely: keep a request_id, retry with the same content, look the outcome up.",
 )
+
+
+# A parameter read as the string it was sent, for the board's parsers to decide (SPEC 5's
+# 400 and 422); its rules are documented by `documented(parameters=...)`, not by ninja.
+AS_SENT = Query(None, include_in_schema=False)
+AS_SENT_IN_PATH = Path(..., include_in_schema=False)
 
 
 def answer_response(answer: Answer) -> JsonResponse:
@@ -163,11 +174,12 @@ def new_request_id(request: HttpRequest):
 @api.get(
     "/operations/{request_id}",
     **documented(
-        "get_operation", {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503
+        "get_operation", {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503,
+        parameters=OPERATION,
     ),
     summary="Look up what became of your own request",
 )
-def get_operation(request: HttpRequest, request_id: str):
+def get_operation(request: HttpRequest, request_id: str = AS_SENT_IN_PATH):
     return answer_response(
         operation_answer(
             caller=request.auth,
@@ -181,11 +193,13 @@ def get_operation(request: HttpRequest, request_id: str):
     "/threads",
     **documented(
         "list_threads", {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503,
-        links={200: THREAD_PAGE_LINKS},
+        parameters=THREADS_PAGE, links={200: THREAD_PAGE_LINKS},
     ),
     summary="Public questions, newest first",
 )
-def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | None = None):
+def list_threads(
+    request: HttpRequest, cursor: str | None = AS_SENT, limit: str | None = AS_SENT
+):
     return answer_response(
         thread_list_answer(
             caller=request.auth,
@@ -200,11 +214,11 @@ def list_threads(request: HttpRequest, cursor: str | None = None, limit: str | N
     "/threads/{thread_id}",
     **documented(
         "get_thread", {200: ("the question", THREAD_SCHEMA)}, 401, 404, 503,
-        links={200: THREAD_LINKS},
+        parameters=THREAD, links={200: THREAD_LINKS},
     ),
     summary="One public question with its reply count",
 )
-def get_thread(request: HttpRequest, thread_id: str):
+def get_thread(request: HttpRequest, thread_id: str = AS_SENT_IN_PATH):
     return answer_response(
         thread_answer(
             caller=request.auth,
@@ -218,12 +232,15 @@ def get_thread(request: HttpRequest, thread_id: str):
     "/threads/{thread_id}/replies",
     **documented(
         "list_replies", {200: ("a page of replies", REPLY_PAGE_SCHEMA)}, 400, 401, 404, 422, 503,
-        links={200: REPLY_PAGE_LINKS},
+        parameters=REPLIES_PAGE, links={200: REPLY_PAGE_LINKS},
     ),
     summary="A question's public replies, oldest first",
 )
 def list_replies(
-    request: HttpRequest, thread_id: str, cursor: str | None = None, limit: str | None = None
+    request: HttpRequest,
+    thread_id: str = AS_SENT_IN_PATH,
+    cursor: str | None = AS_SENT,
+    limit: str | None = AS_SENT,
 ):
     return answer_response(
         reply_list_answer(

@@ -1,19 +1,18 @@
 """The OpenAPI document at /api/v1/openapi.json, made to say exactly what the API accepts.
 
 Each route states its own operationId (named after the MCP tool that does the same
-thing, so the two interfaces share one vocabulary), answers and links in its decorator,
-through `documented`: django-ninja writes them into the document. Two things ninja
-cannot state are added to the document it writes (`DocumentedAPI`):
-
-- the parameters with the parsers' rules: the views take each parameter as a string, so
-  that the board's parsers, not pydantic, decide and word each refusal (SPEC 5's 400 and
-  422), and ninja would document a string; nor can ninja say `allowEmptyValue`, which tells
-  a client (or schemathesis) that `?limit=` and `?cursor=` are read as absent;
-- the posted entry's `Question` and `Reply`: the post reads its own body (one JSON parse,
-  SPEC's errors), so ninja meets no model to take them from.
-
-The rules themselves live next to the parsers (board/http/schemas.py,
+thing, so the two interfaces share one vocabulary), parameters, answers and links in its
+decorator, through `documented`, and django-ninja writes them into the document. The
+views take each parameter as the string it was sent (ninja reads it, and leaves it out of
+the document), so that the board's parsers, not pydantic, decide and word each refusal
+(SPEC 5's 400 and 422); the parameters stated here carry the parsers' rules, with
+`allowEmptyValue`, which tells a client (or schemathesis) that `?limit=` and `?cursor=`
+are read as absent. The rules themselves live next to the parsers (board/http/schemas.py,
 board/http/cursors.py); this module only places them in the document.
+
+One thing ninja cannot state is added to the document it writes (`DocumentedAPI`): the
+posted entry's `Question` and `Reply`, which the request body names. The post reads its
+own body (one JSON parse, SPEC's errors), so ninja meets no model to take them from.
 """
 
 from typing import Any
@@ -85,15 +84,11 @@ _TO_FIRST_THREADS_REPLIES = _link(
 )
 
 
-# The parameters each operation reads, with the parsers' rules: {(path, method): [...]}.
-PARAMETERS: dict[tuple[str, str], list[dict]] = {
-    ("/api/v1/entries", "post"): [],
-    ("/api/v1/request-ids", "post"): [],
-    ("/api/v1/operations/{request_id}", "get"): [_REQUEST_ID],
-    ("/api/v1/threads", "get"): [_CURSOR, _LIMIT],
-    ("/api/v1/threads/{thread_id}", "get"): [_THREAD_ID],
-    ("/api/v1/threads/{thread_id}/replies", "get"): [_THREAD_ID, _CURSOR, _LIMIT],
-}
+# What the operations read, with the parsers' rules.
+THREADS_PAGE = [_CURSOR, _LIMIT]
+REPLIES_PAGE = [_THREAD_ID, _CURSOR, _LIMIT]
+THREAD = [_THREAD_ID]
+OPERATION = [_REQUEST_ID]
 
 # Where each operation's answers lead: {status: {link name: link}}.
 TO_OPERATION = {"GetOperation": _TO_OPERATION}
@@ -121,19 +116,22 @@ def documented(
     operation_id: str,
     successes: dict[int, tuple[str, dict]],
     *errors: int,
+    parameters: list[dict] = (),
     links: dict[int, dict[str, dict]] | None = None,
     **extra: object,
 ) -> dict:
-    """A route decorator's documentation: its operationId, its answers (`successes`, then
-    SPEC 5's error shape for each of `errors`) with the links from each, and `extra`
-    (a requestBody). The token is optional: ninja states its scheme, `{}` is the
-    anonymous caller."""
+    """A route decorator's documentation: its operationId, its parameters, its answers
+    (`successes`, then SPEC 5's error shape for each of `errors`) with the links from
+    each, and `extra` (a requestBody). The token is optional: ninja states its scheme,
+    `{}` is the anonymous caller."""
     responses = openapi_responses(successes, *errors)
     for status, status_links in (links or {}).items():
         responses[status]["links"] = status_links
     return {
         "operation_id": operation_id,
-        "openapi_extra": {"responses": responses, "security": [{}], **extra},
+        "openapi_extra": {
+            "parameters": list(parameters), "responses": responses, "security": [{}], **extra
+        },
     }
 
 
@@ -166,15 +164,12 @@ ENTRY_REQUEST_BODY = {
 }
 
 def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
-    """Put what ninja cannot state into the document it wrote (in place; also returned)."""
+    """Put the posted entry's two forms into the document ninja wrote (in place; also
+    returned)."""
     components = document.setdefault("components", {})
     components.setdefault("schemas", {}).update(
         {"Question": QUESTION_REQUEST_SCHEMA, "Reply": REPLY_REQUEST_SCHEMA}
     )
-    for (path, method), parameters in PARAMETERS.items():
-        operation = document["paths"].get(path, {}).get(method)
-        if operation is not None:  # tests/board/test_openapi.py keeps both in step
-            operation["parameters"] = parameters
     return document
 
 
