@@ -1,5 +1,6 @@
-"""bin/serve (what `make run` starts) says where it serves, once it does (issue 19), and
-says the operator's login again once the worker is ready, last (issue 32, slip 2)."""
+"""bin/serve (what `make run` starts) says where it serves, once it does (issue 19),
+says the operator's login again once the worker is ready, last (issue 32, slip 2), and
+stops, its worker too, when its whole group is sent SIGTERM."""
 
 import os
 import re
@@ -44,6 +45,7 @@ class Run:
     healthz: int | None  # the status /healthz answered then
     gunicorn_environ: list[bytes]  # its gunicorn's environment, read while it ran
     console: bool  # it said the operator's login again
+    stopped: bool  # a SIGTERM to its whole group stopped it, its worker included
     out: str  # everything it printed
     operator_password: str | None  # the operator's stored hash once it stopped
 
@@ -57,27 +59,37 @@ def run(tmp_path_factory, django_db_setup, django_db_blocker) -> Run:
     tmp_path = tmp_path_factory.mktemp("serve")
     port = free_port()
     process, out = serve(tmp_path, SETTLE_BIND=f"127.0.0.1:{port}")
-    healthz, environ, console = None, [], None
+    healthz, environ, console, worker = None, [], None, None
     try:
         serving = wait_until(lambda: "Settle is serving" in out.read_text(), seconds=60)
         if serving:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz",
                                         timeout=10) as answer:
                 healthz = answer.status
-            gunicorn = wait_until(lambda: _gunicorn_child(process.pid), seconds=10)
+            gunicorn = wait_until(lambda: _child(process.pid, b"gunicorn"), seconds=10)
             if gunicorn:
                 environ = Path(f"/proc/{gunicorn}/environ").read_bytes().split(b"\0")
             console = wait_until(lambda: "Console: " in out.read_text(), seconds=90)
+            worker = _child(process.pid, b"celery")
     finally:
-        # Ctrl-C, as its user stops it: SIGINT to the whole group. (A SIGTERM to every
-        # process of the group at once, its Celery worker's pool and embedded beat
-        # included, can leave that worker hung in its shutdown until stop() kills it.)
-        stop(process, signal.SIGINT)
+        # As a service manager (or `kill -- -PGID`) stops it: SIGTERM to every process of
+        # its group at once. Ctrl-C's SIGINT takes the same way out, through its trap.
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+            stopped = worker is not None and wait_until(
+                lambda: not Path(f"/proc/{worker}").exists(), seconds=5
+            )
+        except subprocess.TimeoutExpired:
+            stopped = False
+        stop(process, signal.SIGKILL)
+        if worker is not None and Path(f"/proc/{worker}").exists():
+            os.kill(worker, signal.SIGKILL)  # its own session: the group's SIGKILL misses it
     with django_db_blocker.unblock():
         password = (get_user_model().objects.filter(username="operator")
                     .values_list("password", flat=True).first())
-    return Run(port, bool(serving), healthz, environ, bool(console), out.read_text(),
-               password)
+    return Run(port, bool(serving), healthz, environ, bool(console), bool(stopped),
+               out.read_text(), password)
 
 
 def test_it_prints_the_address_it_was_given_once_it_answers_there(run):
@@ -104,6 +116,11 @@ def test_it_says_a_new_operators_password_again_once_the_worker_is_ready(run):
     assert run.operator_password and check_password(password, run.operator_password)
 
 
+def test_a_sigterm_to_its_whole_group_stops_it_and_its_worker(run):
+    assert run.console, run.out[-3000:]
+    assert run.stopped, run.out[-3000:]
+
+
 def test_it_says_the_port_is_taken_instead_of_where_it_serves(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -120,9 +137,9 @@ def test_it_says_the_port_is_taken_instead_of_where_it_serves(tmp_path):
     assert f"something already answers on 127.0.0.1:{port}" in out.read_text()
 
 
-def _gunicorn_child(parent: int) -> int | None:
+def _child(parent: int, named: bytes) -> int | None:
     for child in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
         cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-        if b"gunicorn" in cmdline:
+        if named in cmdline:
             return int(child)
     return None
