@@ -17,6 +17,10 @@ machine was still idle; yielding first brought it to 8% and posts x1.06 (interle
 A/B over HTTP), at the price of the waiter's tries. Adaptive locks do the same: glibc's
 adaptive mutex and PostgreSQL's spinlocks spin briefly before they sleep.
 
+Still needed with the engine's statements: with `turn_take` a no-op, two `make bench`
+runs gave new posts 519 and 484 req/s against 798 and 766 with it, 0.21 and 0.20 of the
+plain insert, under the 0.25 an embedded default needs (docs/benchmarks.md).
+
 The turn never changes an outcome: a post that waited `SETTLE_CLAIM_WAIT_SECONDS`
 for it goes on without it, and SQLite's own busy timeout decides, as before. A
 process that dies holding the turn lets go of it with its file descriptor. Each
