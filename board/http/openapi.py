@@ -15,6 +15,7 @@ posted entry's `Question` and `Reply`, which the request body names. The post re
 own body (one JSON parse, SPEC's errors), so ninja meets no model to take them from.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from ninja import NinjaAPI
@@ -116,7 +117,7 @@ def documented(
     operation_id: str,
     successes: dict[int, tuple[str, dict]],
     *errors: int,
-    parameters: list[dict] = (),
+    parameters: Sequence[dict] = (),
     links: dict[int, dict[str, dict]] | None = None,
     **extra: object,
 ) -> dict:

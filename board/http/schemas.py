@@ -138,7 +138,7 @@ class Text(NamedTuple):
     def field(self, *, nullable: bool = False, **schema: object) -> Any:
         """An annotated field read by this rule and documented by its schema."""
         return Annotated[
-            str | None,
+            str,
             PlainValidator(self.read),
             WithJsonSchema({**self.json_schema(nullable=nullable), **schema}),
         ]
