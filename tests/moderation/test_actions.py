@@ -2,6 +2,7 @@
 an entry's text. A reason is required for pause, resume, hide, unhide and delete."""
 
 import json
+import re
 
 import pytest
 
@@ -117,6 +118,16 @@ def test_it_audits_new_limits(console):
     assert (policy.source_hourly_limit, policy.overall_hourly_limit) == (7, None)
     event = assert_one_event(action="posting_limits", target_ids=[])
     assert event.details == {"source_hourly_limit": 7, "overall_hourly_limit": None}
+
+
+def test_the_posting_page_shows_the_limits_in_force(console, settings):
+    settings.SETTLE_SOURCE_HOURLY_LIMIT, settings.SETTLE_OVERALL_HOURLY_LIMIT = 60, 900
+    PostingPolicy.objects.update_or_create(pk=1, defaults={"source_hourly_limit": 7})
+
+    page = console.get("/console/posting/").content.decode()
+
+    in_force = re.findall(r'<th scope="row">[^<]*</th><td class="num">([^<]*)</td>', page)
+    assert in_force == ["7", "900"]  # the console's per-source limit, the server's overall
 
 
 @pytest.mark.parametrize("value", ["-1", str(10**20)])
