@@ -8,14 +8,21 @@ and the standby promoted (`pg_ctl promote`). Every web process finds the new pri
 without a restart, answering 503 meanwhile, and every request settles to one entry.
 """
 
+import datetime
+import os
 import queue
+import signal
+import subprocess
+import sys
 import threading
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from tests import clusters
-from tests.e2e.conftest import gunicorn_serving
+from tests.e2e.conftest import ROOT, gunicorn_serving
 from tests.e2e.processes import Identity, new_question, post
 from tests.replication.test_replicas import manage
 
@@ -38,6 +45,38 @@ def settle(base: str, identity: Identity, deadline: float) -> None:
         time.sleep(0.2)
 
 
+@contextmanager
+def celery_with_beat(database_url: str, folder: Path):
+    """A worker running beat, every job each second, on the embedded broker."""
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "true",
+           "SECRET_KEY": "failover-test", "SETTLE_BROKER_DIR": str(folder / "broker"),
+           "SETTLE_TEST_BEAT_SECONDS": "1"}
+    env.pop("CELERY_BROKER_URL", None)
+    log = folder / "celery.log"
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("celery")), "-A", "board", "worker", "-B",
+         "--concurrency", "1", "--loglevel", "INFO", "--schedule", str(folder / "beat")],
+        cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield log
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def jobs_recorded_since(cluster: clusters.Cluster, moment: datetime.datetime) -> int:
+    (count,), = cluster.sql(
+        "SELECT count(*) FROM maintenance_maintenancerun WHERE started_at > %s AND error = ''",
+        (moment,),
+    )
+    return count
+
+
 def test_a_promotion_while_agents_post_loses_no_acknowledged_post_and_makes_no_duplicate(
     tmp_path,
 ):
@@ -51,7 +90,7 @@ def test_a_promotion_while_agents_post_loses_no_acknowledged_post_and_makes_no_d
             with gunicorn_serving(
                 tmp_path / "gunicorn.log", url, SETTLE_SOURCE_HOURLY_LIMIT="100000",
                 SETTLE_OVERALL_HOURLY_LIMIT="100000",
-            ) as port:
+            ) as port, celery_with_beat(url, tmp_path) as celery_log:
                 base = f"http://127.0.0.1:{port}"
                 identities = [Identity(new_question("failover")) for _ in range(REQUESTS)]
                 work: queue.Queue[Identity] = queue.Queue()
@@ -80,8 +119,15 @@ def test_a_promotion_while_agents_post_loses_no_acknowledged_post_and_makes_no_d
                 acknowledged_before = [i for i in identities if i.settled]
                 time.sleep(1)
                 standby.promote()
+                promoted_at = datetime.datetime.now(datetime.UTC)
                 for thread in agents:
                     thread.join()
+                # and Celery's jobs run again, on the new primary, without a restart
+                deadline = time.monotonic() + 60
+                while (jobs_recorded_since(standby, promoted_at) == 0
+                       and time.monotonic() < deadline):
+                    time.sleep(0.5)
+                assert jobs_recorded_since(standby, promoted_at) > 0, celery_log.read_text()[-3000:]
 
             # then: every request settled, through 503s only, to exactly one entry
             unavailable = sum(a.status == 503 for i in identities for a in i.answers)
