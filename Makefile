@@ -19,7 +19,7 @@ VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
 
-.PHONY: run worker beat manage test bench install install-test clean
+.PHONY: run worker beat manage test test-replication bench install install-test clean
 
 $(VENV_PYTHON):
 	@test -n "$(PYTHON_VERSION)" || { echo "Settle needs Python 3.11, 3.12 or 3.13 on PATH," \
@@ -79,6 +79,12 @@ bench: install-test
 	$(PY) -m pytest tests/bench -o python_files='bench_*.py' -s $(PYTEST_ARGS)
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(PY) tests/bench/http_bench.py
+	$(PY) tests/bench/primary_cost.py
+
+# Read replicas and failover on private PostgreSQL clusters (SPEC 12.1): a marker of their
+# own, left out of `make test` (pyproject.toml's addopts), run by .ci/run's PostgreSQL leg.
+test-replication: install-test
+	$(PY) -m pytest -p no:xdist -m replication tests/replication $(PYTEST_ARGS)
 
 clean:
 	rm -rf .venv .venv-* var

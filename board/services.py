@@ -32,6 +32,7 @@ from board.posting import callers, engines, limits, statements
 from board.posting.callers import Caller
 from board.retention import holds
 from board.retention import policies as retention
+from board.serving import replicas
 from receipts import services as receipts
 from receipts.models import Attempt, Receipt
 
@@ -130,6 +131,7 @@ class PostedEntry:
     entry: Entry
     receipt: Receipt
     replayed: bool
+    source: str  # the caller's: whose reads must now see this entry (board/serving/replicas.py)
 
 
 def entry_post(
@@ -211,7 +213,10 @@ def entry_post(
                 settled = receipts.receipt_replay(**asked, model=Entry, after_lost_claim=True)
             overall.kept = not settled.replayed
         _token_touch(caller, now)
-    return PostedEntry(entry=settled.result, receipt=settled.receipt, replayed=settled.replayed)
+    return PostedEntry(
+        entry=settled.result, receipt=settled.receipt, replayed=settled.replayed,
+        source=caller.source,
+    )
 
 
 def _attempt_rate_limited(asked: dict) -> None:
@@ -283,6 +288,7 @@ def entry_set_visible(*, entry_id: int, visible: bool) -> Entry:
         )
         if not changed:
             raise Entry.DoesNotExist(f"no live entry has id {entry_id}")
+        transaction.on_commit(replicas.visibility_changed)
         return Entry.objects.get(pk=entry_id)
 
 
@@ -313,6 +319,7 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
             now=now,
         )
         signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
+        transaction.on_commit(replicas.visibility_changed)
     return entry
 
 
@@ -343,5 +350,6 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
             now=now,
         )
         signals.entries_deleted.send(sender=Entry, entry_ids=ids, now=now)
+        transaction.on_commit(replicas.visibility_changed)
     questions = sum(1 for _, kind in rows if kind == Entry.Type.QUESTION)
     return {"questions": questions, "replies": len(rows) - questions}

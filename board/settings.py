@@ -12,6 +12,7 @@ from kombu.transport import TRANSPORT_ALIASES
 from board.serving.environment import (
     env_bool,
     env_database,
+    env_database_url,
     env_duration,
     env_duration_list,
     env_int,
@@ -129,11 +130,13 @@ TEMPLATES = [
 # pooler in transaction mode loses); past it the claim answers in_progress, any other
 # wait unavailable (not_committed).
 SETTLE_CLAIM_WAIT_SECONDS = 5
+_database_options = {
+    "conn_max_age": env_int("SETTLE_DB_CONN_MAX_AGE", 600, minimum=0),
+    "conn_health_checks": True,
+}
 DATABASES = {
     "default": env_database(
-        "DATABASE_URL", f"sqlite:///{VAR_DIR / 'settle.sqlite3'}",
-        conn_max_age=env_int("SETTLE_DB_CONN_MAX_AGE", 600, minimum=0),
-        conn_health_checks=True,
+        "DATABASE_URL", f"sqlite:///{VAR_DIR / 'settle.sqlite3'}", **_database_options
     )
 }
 SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = env_int("SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS", 1)
@@ -177,6 +180,38 @@ else:
     if env_bool("SETTLE_DB_PREPARED_STATEMENTS", True):
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
+
+# --- Read replicas (SPEC 12.1; board/serving/replicas.py) ---------------------------------
+# Each URL becomes a database alias `replica_N` with the primary's options; public reads
+# go to one that has replayed what its reader must see. Positions are kept in Redis
+# (SETTLE_CACHE_URL), which every web process shares: without it a writer's next read
+# could go to a replica behind its write, so start-up refuses replicas without it.
+SETTLE_REPLICA_URLS = env_list("SETTLE_REPLICA_URLS")
+SETTLE_REPLICA_MAX_LAG = env_duration("SETTLE_REPLICA_MAX_LAG", "10s")
+SETTLE_REPLICA_STICKY = env_duration("SETTLE_REPLICA_STICKY", "30s")
+SETTLE_CACHE_URL = env_str("SETTLE_CACHE_URL").strip()
+SETTLE_REPLICA_ALIASES = []
+if SETTLE_REPLICA_URLS:
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        raise ImproperlyConfigured(
+            "SETTLE_REPLICA_URLS needs PostgreSQL: DATABASE_URL names a SQLite file"
+        )
+    if not SETTLE_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(
+            "SETTLE_REPLICA_URLS needs SETTLE_CACHE_URL, the Redis every web process "
+            "shares (redis://host:6379/N), to keep each writer's position"
+        )
+    for index, url in enumerate(SETTLE_REPLICA_URLS):
+        replica = env_database_url(url, "SETTLE_REPLICA_URLS", **_database_options)
+        if replica["ENGINE"] != "django.db.backends.postgresql":
+            raise ImproperlyConfigured("SETTLE_REPLICA_URLS must name PostgreSQL databases")
+        replica["ENGINE"] = DATABASES["default"]["ENGINE"]
+        replica["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **replica.get("OPTIONS", {})}
+        replica["DISABLE_SERVER_SIDE_CURSORS"] = True
+        replica["TEST"] = {"MIRROR": "default"}
+        DATABASES[f"replica_{index}"] = replica
+        SETTLE_REPLICA_ALIASES.append(f"replica_{index}")
+    DATABASE_ROUTERS = ["board.serving.replicas.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -51,6 +51,7 @@ from django.utils import timezone
 from board.models import Entry, HourlyCounter
 from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
+from board.serving import replicas
 from maintenance.models import MaintenanceRun, RunLock
 from maintenance.tombstones import purge as receipt_purge
 from receipts.faults import sqlstate
@@ -172,7 +173,7 @@ def purge_expired_threads(
     """Remove every thread whose receipts have all expired at `now`, leaving tombstones."""
     tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
     deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
-    return run_batches(
+    result = run_batches(
         job="purge-expired-threads",
         keys=THREAD_KEYS,
         batch=lambda after: _threads_batch(
@@ -182,6 +183,9 @@ def purge_expired_threads(
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
     )
+    if any(result.counts.values()) and not dry_run:
+        replicas.visibility_changed()
+    return result
 
 
 def _threads_batch(

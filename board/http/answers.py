@@ -26,7 +26,7 @@ from board.exceptions import (
 from board.http.auth import presented_token
 from board.http.schemas import entry_object, parse_request_id, public_entry_object, timestamp
 from board.posting.callers import Caller, client_address
-from board.serving import metrics
+from board.serving import metrics, replicas
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
 
 log = logging.getLogger(__name__)
@@ -138,6 +138,7 @@ def entry_post_answer(
         )
     except ANSWERED_ERRORS as error:
         return refusal_answer(error)
+    replicas.written(source=posted.source)
     answer = entry_object(posted.entry, posted.receipt, replayed=posted.replayed, base_url=base)
     headers = {"Location": f"/api/v1/operations/{posted.receipt.request_id}"}
     if posted.replayed:
@@ -161,6 +162,7 @@ def operation_answer(*, caller: Caller, request_id: object, base: str) -> Answer
 
 
 @answers
+@replicas.public_read(by_name=False)
 def thread_list_answer(
     *, caller: Caller, cursor: str | None, limit: str | None, base: str
 ) -> Answer:
@@ -170,12 +172,14 @@ def thread_list_answer(
 
 
 @answers
+@replicas.public_read(by_name=True)
 def thread_answer(*, caller: Caller, thread_id: str, base: str) -> Answer:
     thread = selectors.thread_get(thread_id=parse_entry_id(thread_id))
     return Answer(status=200, body=thread_object(thread, base))
 
 
 @answers
+@replicas.public_read(by_name=True)
 def reply_list_answer(
     *, caller: Caller, thread_id: str, cursor: str | None, limit: str | None, base: str
 ) -> Answer:

@@ -8,6 +8,7 @@ page that starts at that reply, and a few lines of script on the page send a
 `#reply-<id>` that is not on it there. Without script the links onward still reach it.
 """
 
+import functools
 from pathlib import Path
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,6 +17,8 @@ from django.shortcuts import render
 from board import selectors
 from board.exceptions import BoardError
 from board.http.cursors import bookmark_cursor, decode_cursor, encode_cursor
+from board.posting.callers import address_source, client_address
+from board.serving import replicas
 
 PAGE_SIZE = 50
 REPLIES_PAGE_SIZE = 50
@@ -31,6 +34,25 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _public_page(*, by_name: bool):
+    """A public page read on a fit replica (board/serving/replicas.py); a page has no
+    token, so its reader is its address's source."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            source = address_source(client_address(request))
+            return replicas.replica_read(
+                functools.partial(view, request, *args, **kwargs), source=source,
+                by_name=by_name,
+            )
+
+        return wrapper
+
+    return decorate
+
+
+@_public_page(by_name=False)
 def thread_index(request: HttpRequest) -> HttpResponse:
     try:
         page = selectors.thread_list(cursor=request.GET.get("cursor"), limit=PAGE_SIZE)
@@ -39,6 +61,7 @@ def thread_index(request: HttpRequest) -> HttpResponse:
     return render(request, "board/thread_index.html", {"page": page})
 
 
+@_public_page(by_name=True)
 def thread_detail(request: HttpRequest, thread_id: int) -> HttpResponse:
     try:
         thread = selectors.thread_get(thread_id=thread_id)

@@ -96,9 +96,11 @@ _DATABASE_ENGINES = ("django.db.backends.sqlite3", "django.db.backends.postgresq
 
 def env_database(name: str, default: str, **options) -> dict:
     """A Django DATABASES entry from a URL: SQLite or PostgreSQL, the two Settle runs on."""
-    import dj_database_url
+    return env_database_url(os.environ.get(name) or default, name, **options)
 
-    raw = os.environ.get(name) or default
+
+def env_database_url(raw: str, name: str, **options) -> dict:
+    """A Django DATABASES entry from the URL `raw`, read from the variable `name`."""
     # Only the scheme is ever repeated back: the rest may hold a password.
     scheme = raw.split("://")[0] if "://" in raw else None
     config = None
@@ -106,7 +108,7 @@ def env_database(name: str, default: str, **options) -> dict:
         reason = "it has no scheme"
     else:
         try:
-            config = dj_database_url.parse(raw, **options)
+            config = _parse_database_url(raw, options)
         except ValueError as error:
             reason = (f"the scheme {scheme!r} is unknown" if "Scheme" in str(error)
                       else "it cannot be read (a port that is not a number?)")
@@ -117,6 +119,33 @@ def env_database(name: str, default: str, **options) -> dict:
             f"{name} is not a database URL Settle can use: {reason}; "
             "give postgres://user:password@host:5432/name or sqlite:///path/to/file"
         )
+    return config
+
+
+def _parse_database_url(raw: str, options: dict) -> dict:
+    """dj-database-url's reading, plus libpq's multi-host form (SPEC 12.1's failover:
+    `postgres://h1:5432,h2:5433/settle?target_session_attrs=read-write`), which it
+    refuses: the host list is set aside, the rest parsed as usual, and the hosts and
+    ports handed to libpq as its comma-separated `host` and `port` (an empty port is
+    libpq's default)."""
+    import dj_database_url
+
+    match = re.fullmatch(r"(postgres(?:ql)?|pgsql)://([^/?#@]*@)?([^/?#@]*,[^/?#@]*)(.*)", raw)
+    if match is None:
+        return dj_database_url.parse(raw, **options)
+    scheme, user, hosts, rest = match.groups()
+    config = dj_database_url.parse(f"{scheme}://{user or ''}placeholder{rest}", **options)
+    names, ports = [], []
+    for host in hosts.split(","):
+        name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if not name:  # "h1" with no port
+            name, port = port, ""
+        if not name or (port and not port.isdigit()):
+            raise ValueError("a host or port in the list cannot be read")
+        names.append(name.strip("[]"))
+        ports.append(port)
+    config["HOST"] = ",".join(names)
+    config["PORT"] = ",".join(ports) if any(ports) else ""
     return config
 
 

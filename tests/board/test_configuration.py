@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from board.serving.environment import parse_duration
+from board.serving.environment import env_database_url, parse_duration
 
 CHECK = [sys.executable, "-c", "import django; django.setup()"]
 
@@ -77,3 +77,42 @@ def test_a_bad_duration_stops_start_up_in_one_line_naming_the_variable(name, val
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"settle: {name} must be"), lines[:3]
+
+
+@pytest.mark.parametrize(
+    "url, host, port, options",
+    [
+        ("postgres://settle@db1:5432,db2:5433/settle?target_session_attrs=read-write"
+         "&connect_timeout=3", "db1,db2", "5432,5433",
+         {"target_session_attrs": "read-write", "connect_timeout": 3}),
+        ("postgresql://settle:secret@db1,db2/settle", "db1,db2", "", {}),
+        ("postgres://settle@[::1]:5432,db2/settle", "::1,db2", "5432,", {}),
+    ],
+)
+def test_it_reads_libpqs_multi_host_database_url(url, host, port, options):
+    config = env_database_url(url, "DATABASE_URL")
+
+    assert (config["HOST"], config["PORT"], config["NAME"]) == (host, port, "settle")
+    assert config.get("OPTIONS", {}) == options
+
+
+def test_a_multi_host_url_with_a_bad_port_stops_start_up_naming_the_variable():
+    result = start_with(DATABASE_URL="postgres://settle@db1:x,db2/settle")
+
+    assert result.returncode != 0
+    assert "DATABASE_URL" in result.stderr and "x,db2" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "env, problem",
+    [
+        ({"DATABASE_URL": "sqlite:///var/replicas.sqlite3",
+          "SETTLE_CACHE_URL": "redis://127.0.0.1:6379/0"}, "needs PostgreSQL"),
+        ({"DATABASE_URL": "postgres://settle@127.0.0.1:5432/settle"}, "needs SETTLE_CACHE_URL"),
+    ],
+)
+def test_replicas_are_refused_in_one_line_without_postgresql_or_a_shared_cache(env, problem):
+    result = start_with(SETTLE_REPLICA_URLS="postgres://settle@replica:5432/settle", **env)
+
+    assert result.returncode != 0
+    assert problem in result.stderr and "SETTLE_REPLICA_URLS" in result.stderr
