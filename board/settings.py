@@ -84,6 +84,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    # A completed login's answer carries the browser's device cookie (SPEC 7.1).
+    "moderation.access.devices.DeviceCookieMiddleware",
     # The console session's idle limit and 24-hour cap (SPEC 7.1).
     "moderation.access.sessions.ConsoleSessionMiddleware",
     # Before any console or admin page: the second factor, when the account has one.

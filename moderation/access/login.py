@@ -15,8 +15,8 @@ from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 from django_otp import user_has_device
 
+from moderation.access import devices, throttling, two_factor
 from moderation.access import services as logins
-from moderation.access import throttling, two_factor
 from moderation.access.capabilities import access_for
 
 
@@ -78,7 +78,9 @@ def login_code(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         username = user.get_username()
         # Reserved before the code is checked, as a password is (moderation/access/throttling.py).
-        if throttling.login_attempt_reserve(request, username=username) is None:
+        # Counted against this browser alone when it holds the username's device cookie.
+        key = throttling.login_key(request, username)
+        if throttling.login_attempt_reserve(request, username=key) is None:
             throttling.login_failure_report(
                 request, username=username, stage="code", refused=True
             )
@@ -93,6 +95,7 @@ def login_code(request: HttpRequest) -> HttpResponse:
             throttling.login_attempt_release(request)
             otp_login(request, device)
             request.session.cycle_key()
+            devices.device_cookie_due(request, username=username)
             return redirect(target)
         throttling.login_failure_report(request, username=username, stage="code")
         if getattr(request, "axes_locked_out", False):

@@ -11,12 +11,19 @@ from moderation.services import audit_record
 
 # A failed login's author is unknown: the username tried is a detail, not the actor.
 LOGIN_ACTOR = "anonymous"
+# Enough of a device's id to tell a username's devices apart in the audit log.
+DEVICE_SHOWN = 8
 
 
 def login_failure_record(
-    *, username: str, address: str, path: str, refused: bool, stage: str = "password"
+    *, username: str, address: str, path: str, refused: bool, stage: str = "password",
+    device: str | None = None,
 ) -> AuditEvent:
+    """`device`: the attempt carried the username's device cookie, so it counts against
+    that device alone (moderation.access.devices); its id's first characters are named."""
     details = {"username": username, "address": address, "path": path, "stage": stage}
+    if device:
+        details["device"] = device[:DEVICE_SHOWN]
     if refused:
         details["refused"] = "locked"
     return audit_record(
@@ -25,18 +32,21 @@ def login_failure_record(
 
 
 def login_lock_record(
-    *, username: str, address: str, by: list[str], ends_at: datetime | None
+    *, username: str, address: str, by: list[str], ends_at: datetime | None,
+    device: str | None = None,
 ) -> AuditEvent:
+    """A lock starts: `locked_by` says what (`username`, `address`, or `device`: one
+    browser holding the username's device cookie, named in `device`)."""
+    details = {
+        "username": username,
+        "address": address,
+        "locked_by": ", ".join(by),
+        "ends_at": ends_at.isoformat(timespec="seconds") if ends_at else "",
+    }
+    if device:
+        details["device"] = device[:DEVICE_SHOWN]
     return audit_record(
-        actor=LOGIN_ACTOR,
-        action="login_locked",
-        target_type="login",
-        details={
-            "username": username,
-            "address": address,
-            "locked_by": ", ".join(by),
-            "ends_at": ends_at.isoformat(timespec="seconds") if ends_at else "",
-        },
+        actor=LOGIN_ACTOR, action="login_locked", target_type="login", details=details
     )
 
 

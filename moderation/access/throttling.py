@@ -31,6 +31,13 @@
   counts as a failure. So no more than 5 checks for a username (20 for an address) are
   ever under way or failed within a window, and the failure that starts a lock is
   recorded under the same locks, so exactly one `login_locked` is written for it.
+- A browser holding the username's device cookie (moderation.access.devices) is
+  counted under a key of its own, the username, `DEVICE_MARK` and its device id: 5
+  failures lock that device alone, and neither the username's lock nor the address's
+  refuses it. Its failures and checks count towards neither (the address counts exclude
+  device keys), so a stranger's failures never reach it and its own never lock others
+  out. The bound on checks under way holds per key: 5 for the username from clients
+  without its cookie, plus 5 for each device. Unlocking a username lifts its devices' locks.
 - Failures, locks and unlocks are audit events (`login_failed`, `login_locked`,
   `login_unlocked`) with the username tried and the address, never the password.
 """
@@ -38,6 +45,7 @@
 import hashlib
 import ipaddress
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -60,6 +68,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from board.posting.callers import client_address
+from moderation.access import devices
 from moderation.access import services as logins
 from moderation.models import LoginReservation
 from moderation.services import audit_record
@@ -76,6 +85,10 @@ LOCK_CLASS = 0x5E771E
 # character no username may hold (Django's username validator allows \w.@+- only).
 KEY_PREFIX = 64
 KEY_MARK = "\u2026"
+# A device's key: the username, this, then the device id. No username key holds it: a
+# username holding KEY_MARK is keyed by its digest, whose prefix drops the mark.
+DEVICE_MARK = KEY_MARK + "device:"
+_DIGEST_KEY = re.compile(rf"[^{KEY_MARK}]{{0,{KEY_PREFIX}}}{KEY_MARK}[0-9a-f]{{32}}")
 
 
 def username_max_length() -> int:
@@ -85,20 +98,42 @@ def username_max_length() -> int:
 
 def username_key(username: str) -> str:
     """What a username is counted, audited and unlocked under: itself when it could be a
-    username, else a prefix and a digest of it (bounded, and no possible username)."""
-    if len(username) <= username_max_length():
+    username, else a prefix and a digest of it (bounded, and no possible username). A
+    key given again is itself; a name holding the mark is digested, so no name typed
+    can pass for a device's key."""
+    if len(username) <= username_max_length() and (
+        KEY_MARK not in username or _DIGEST_KEY.fullmatch(username)
+    ):
         return username
     digest = hashlib.sha256(username.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return f"{username[:KEY_PREFIX]}{KEY_MARK}{digest}"
+    return f"{username[:KEY_PREFIX].replace(KEY_MARK, '')}{KEY_MARK}{digest}"
+
+
+def login_key(request: HttpRequest, username: str) -> str:
+    """What an attempt for `username` is counted under: its device's key when the
+    request carries the username's valid device cookie, else the username's key."""
+    key = username_key(username)
+    device = devices.device_of(request, username=username) if key == username else None
+    return key if device is None else f"{key}{DEVICE_MARK}{device}"
+
+
+def is_device_key(key: str | None) -> bool:
+    return key is not None and DEVICE_MARK in key
+
+
+def key_parts(key: str) -> tuple[str, str | None]:
+    """The username a key counts for, and the device's id when it is a device's key."""
+    username, _, device = key.partition(DEVICE_MARK)
+    return username, (device or None)
 
 
 def login_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
-    """AXES_USERNAME_CALLABLE: the username's key (`username_key`) wherever axes asks."""
+    """AXES_USERNAME_CALLABLE: the attempt's key (`login_key`) wherever axes asks."""
     if credentials is not None:
         username = credentials.get("username")
     else:
         username = getattr(request, "POST", {}).get("username")
-    return None if username is None else username_key(str(username))
+    return None if username is None else login_key(request, str(username))
 
 
 def login_address(request: HttpRequest) -> str:
@@ -121,14 +156,18 @@ def login_address(request: HttpRequest) -> str:
     return "0.0.0.0"
 
 
-def _lock_end(limit: int, failing_now: bool, **match) -> datetime | None:
+# An address counts the attempts of clients without a device cookie only.
+NOT_DEVICES = ~Q(username__contains=DEVICE_MARK)
+
+
+def _lock_end(limit: int, failing_now: bool, *match: Q) -> datetime | None:
     """When the lock that one username's or one address's failures set ends, or None
     when none is on: a lock starts at the failure that makes `limit` of them within one
     cool-off, and lasts one. `failing_now` counts the failure being recorded, which axes
     logs only after it has asked whether it locks."""
     now = timezone.now()
     times = list(
-        AccessFailureLog.objects.filter(attempt_time__gt=now - 2 * COOL_OFF, **match)
+        AccessFailureLog.objects.filter(*match, attempt_time__gt=now - 2 * COOL_OFF)
         .order_by("attempt_time")
         .values_list("attempt_time", flat=True)
     )
@@ -145,12 +184,16 @@ def _lock_end(limit: int, failing_now: bool, **match) -> datetime | None:
 def _lock_ends(
     *, username: str | None, address: str, failing_now: bool = False
 ) -> dict[str, datetime]:
-    """The locks on now, by what they lock (`username`, `address`), with their ends."""
-    ends = {
-        "username": None if username is None
-        else _lock_end(USERNAME_LIMIT, failing_now, username=username),
-        "address": _lock_end(ADDRESS_LIMIT, failing_now, ip_address=address),
-    }
+    """The locks on now, by what they lock (`username`, `address`, or a `device` for a
+    device's key, which nothing else locks), with their ends."""
+    if is_device_key(username):
+        ends = {"device": _lock_end(USERNAME_LIMIT, failing_now, Q(username=username))}
+    else:
+        ends = {
+            "username": None if username is None
+            else _lock_end(USERNAME_LIMIT, failing_now, Q(username=username)),
+            "address": _lock_end(ADDRESS_LIMIT, failing_now, Q(ip_address=address), NOT_DEVICES),
+        }
     return {by: end for by, end in ends.items() if end is not None}
 
 
@@ -181,39 +224,43 @@ def login_counts_locked(*, username: str | None, address: str | None) -> Iterato
         yield
 
 
-def _checks_full(limit: int, *, now: datetime, failures: dict, reservations: dict) -> bool:
+def _checks_full(limit: int, *, now: datetime, failures: Q, reservations: Q) -> bool:
     """Whether one more check would pass `limit`: the failures of the last cool-off and the
     checks under way (each may yet fail) have reached it."""
-    recent = AccessFailureLog.objects.filter(attempt_time__gt=now - COOL_OFF, **failures)
+    recent = AccessFailureLog.objects.filter(failures, attempt_time__gt=now - COOL_OFF)
     under_way = LoginReservation.objects.filter(
-        created_at__gt=now - RESERVATION_TTL, **reservations
+        reservations, created_at__gt=now - RESERVATION_TTL
     )
     return recent.count() + under_way.count() >= limit
 
 
 def login_attempt_reserve(request: HttpRequest, *, username: str | None) -> int | None:
-    """Reserve one check of a password or code for this username (a key) from this
-    request's address; the reservation's id, or None when a lock refuses the attempt.
+    """Reserve one check of a password or code for this username or device (a key) from
+    this request's address; the reservation's id, or None when a lock refuses the attempt.
 
     Counted first, checked after: the reservation is a failure to every other attempt
-    until `login_attempt_release` or the failure's record replaces it."""
+    until `login_attempt_release` or the failure's record replaces it. A device's key
+    is counted alone, so only its own lock is taken."""
     AxesProxyHandler.update_request(request)
     address = request.axes_ip_address
+    device = is_device_key(username)
     now = timezone.now()
-    with login_counts_locked(username=username, address=address):
+    with login_counts_locked(username=username, address=None if device else address):
         # Only rows under the locks held: deleting others' could deadlock with their holders.
-        stale = Q(address=address) | Q(username=username or "")
+        stale = Q(username=username or "") if device else (
+            Q(address=address) | Q(username=username or "")
+        )
         LoginReservation.objects.filter(stale, created_at__lte=now - RESERVATION_TTL).delete()
         if _lock_ends(username=username, address=address):
             return None
         if username is not None and _checks_full(
-            USERNAME_LIMIT, now=now, failures={"username": username},
-            reservations={"username": username},
+            USERNAME_LIMIT, now=now, failures=Q(username=username),
+            reservations=Q(username=username),
         ):
             return None
-        if _checks_full(
-            ADDRESS_LIMIT, now=now, failures={"ip_address": address},
-            reservations={"address": address},
+        if not device and _checks_full(
+            ADDRESS_LIMIT, now=now, failures=Q(ip_address=address) & NOT_DEVICES,
+            reservations=Q(address=address) & NOT_DEVICES,
         ):
             return None
         reservation = LoginReservation.objects.create(
@@ -246,7 +293,7 @@ class SettleAxesBackend(AxesBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
         if request is None:
             raise AxesBackendRequestParameterRequired("a login needs its request")
-        key = None if username is None else username_key(str(username))
+        key = None if username is None else login_key(request, str(username))
         if login_attempt_reserve(request, username=key) is None:
             _refuse(request, **kwargs)
         if username is not None and len(str(username)) > username_max_length():
@@ -285,7 +332,9 @@ class SettleAxesHandler(AxesDatabaseHandler):
         address = request.axes_ip_address
         # Under the locks the reservation was taken with: the reservation becomes a
         # failure, and only the failure that turns a lock on records it.
-        with login_counts_locked(username=username, address=address):
+        device_only = is_device_key(username)
+        owner, device = key_parts(username or "")
+        with login_counts_locked(username=username, address=None if device_only else address):
             before = {} if refused else _lock_ends(username=username, address=address)
             reservation = getattr(request, "settle_login_reservation", None)
             if reservation is not None:
@@ -297,7 +346,8 @@ class SettleAxesHandler(AxesDatabaseHandler):
             finally:
                 request.settle_failing_now = False
             logins.login_failure_record(
-                username=username or "",
+                username=owner,
+                device=device,
                 address=address,
                 path=request.path,
                 refused=refused,
@@ -306,7 +356,8 @@ class SettleAxesHandler(AxesDatabaseHandler):
             after = {} if refused else _lock_ends(username=username, address=address)
             if set(after) - set(before):
                 logins.login_lock_record(
-                    username=username or "",
+                    username=owner,
+                    device=device,
                     address=address,
                     by=list(after),
                     ends_at=max(after.values()),
@@ -349,8 +400,17 @@ def lockout_response(
     return response
 
 
+def _device_rows(model, username: str) -> list[int]:
+    """The rows of `model` under this username's devices' keys. SQLite's LIKE ignores
+    case, so the prefix is compared again here: `Root`'s devices are not `root`'s."""
+    prefix = f"{username}{DEVICE_MARK}"
+    rows = model.objects.filter(username__startswith=prefix).values_list("pk", "username")
+    return [pk for pk, key in rows if key.startswith(prefix)]
+
+
 def login_unlock(*, actor: str, username: str = "", address: str = "", reason: str = "") -> int:
-    """Lift a lock before it ends: forget the username's (and the address's) failures.
+    """Lift a lock before it ends: forget the username's (its devices' too) and the
+    address's failures.
 
     A username is named as tried or by the key it was counted under (an over-long one's
     prefix and digest, as the audit shows it): both find the same failures."""
@@ -361,9 +421,15 @@ def login_unlock(*, actor: str, username: str = "", address: str = "", reason: s
         forgotten = 0
         # The failure log is what counts; axes' own rows and the checks under way go too.
         if username:
-            forgotten += AccessFailureLog.objects.filter(username=username).delete()[0]
-            AccessAttempt.objects.filter(username=username).delete()
-            LoginReservation.objects.filter(username=username).delete()
+            # A device's rows are under its own key (and its own lock, which a device's
+            # attempt takes alone: waiting here for it cannot close a circle).
+            for model in (AccessFailureLog, AccessAttempt, LoginReservation):
+                rows = model.objects.filter(
+                    Q(username=username) | Q(pk__in=_device_rows(model, username))
+                )
+                removed = rows.delete()[1].get(model._meta.label, 0)
+                if model is AccessFailureLog:
+                    forgotten += removed
         if address:
             forgotten += AccessFailureLog.objects.filter(ip_address=address).delete()[0]
             AccessAttempt.objects.filter(ip_address=address).delete()

@@ -96,14 +96,17 @@ def test_the_key_of_a_long_username_is_its_own_key_and_names_no_possible_user():
 # --- Attempts that arrive at once ----------------------------------------------------------
 
 
-def at_once(base: str, attempts: list[tuple[str, str]], door: str = CONSOLE) -> list[int]:
+def at_once(base: str, attempts: list[tuple[str, str]], door: str = CONSOLE,
+            cookies: list[dict[str, str]] | None = None) -> list[int]:
     """Each (username, password) posted on its own thread, all released together once
-    every thread holds a form's CSRF token; their statuses, in order."""
+    every thread holds a form's CSRF token; their statuses, in order. `cookies`, one
+    dict an attempt, are sent with it (a browser's device cookie)."""
     ready = threading.Barrier(len(attempts))
     statuses: list[int] = [0] * len(attempts)
 
     def attempt(n: int, username: str, password: str) -> None:
         with requests.Session() as session:
+            session.cookies.update((cookies or [{}] * len(attempts))[n])
             session.get(base + door, timeout=30)
             token = session.cookies["csrftoken"]
             ready.wait(timeout=30)

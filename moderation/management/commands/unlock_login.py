@@ -8,7 +8,10 @@ from moderation.access import throttling
 
 
 class Command(BaseCommand):
-    help = "Forget a username's failed logins (and an address's, with --address)."
+    help = (
+        "Forget a username's failed logins, its browsers' (device cookies) included "
+        "(and an address's, with --address)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("username")
