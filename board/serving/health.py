@@ -5,9 +5,9 @@ serve posts: the database answers and every migration this code knows is applied
 broker is reported but does not decide readiness, because posting does not need it (only
 maintenance jobs do), and it never holds a probe: a broker that accepts a connection and
 then says nothing would otherwise keep the worker answering /readyz until gunicorn killed
-it, and a load balancer probes often. Both are answered by board.serving.middleware.ProbeMiddleware before host
-validation, since a load balancer probes by address; they read no Host, build no URL,
-need no token and write nothing.
+it, and a load balancer probes often. Both are answered by
+board.serving.middleware.ProbeMiddleware before host validation, since a load balancer
+probes by address; they read no Host, build no URL, need no token and write nothing.
 """
 
 import logging
