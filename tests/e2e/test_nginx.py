@@ -592,6 +592,37 @@ def test_one_address_holding_1600_partial_requests_leaves_another_served(tmp_pat
     assert flood.refused > 0 and flood.held_most < 768, flood
 
 
+def test_one_address_gets_64_requests_at_once_and_the_65th_a_json_429(tmp_path):
+    # given: 64 posts from 127.0.0.1 whose headers nginx has read, each waiting for the
+    # rest of its body
+    with behind_nginx(tmp_path) as served:
+        waiting = []
+        for _ in range(64):
+            sock = served.nginx.context.wrap_socket(
+                socket.create_connection(("127.0.0.1", served.nginx.https_port), timeout=5),
+                server_hostname=HOST)
+            sock.sendall(f"POST /api/v1/entries HTTP/1.1\r\nHost: {HOST}\r\n"
+                         "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+                         .encode())
+            waiting.append(sock)
+        try:
+            time.sleep(0.5)  # every header read
+            # when: the same address asks once more, and another address asks too
+            more = served.https("GET", "/healthz")
+            other = served.https("GET", "/healthz", source="127.0.0.2")
+        finally:
+            for sock in waiting:
+                sock.close()
+
+    # then: the 65th is refused in SPEC 5's shape, and the other address is served
+    assert more.status == 429, more
+    assert more.headers["content-type"] == "application/json"
+    assert more.headers["retry-after"] == "1"
+    assert more.json()["error"]["code"] == "rate_limited"
+    assert more.json()["error"]["limit"] == "source"
+    assert other.status == 200 and other.json() == {"status": "ok"}, other
+
+
 # --- Bodies ------------------------------------------------------------------------------
 
 
