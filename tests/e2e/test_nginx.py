@@ -6,8 +6,9 @@ a test machine, its ports (80 and 443 need root and may be taken: Debian's packa
 an nginx of its own where systemd runs), its certificate (one made here for
 settle.example.org and 127.0.0.1) and its log files, and points its upstream at the
 test's gunicorn. Each rewrite must find its line, so a reshaped shipped file fails here
-rather than running something else. Debian's /etc/nginx/nginx.conf around it (pid file,
-temp folders, the `include`) is a small one in the test's folder.
+rather than running something else. Around it runs deploy/nginx/nginx.conf, its paths
+made the test's own; deploy/nftables/settle-nginx.nft is loaded with only its ports (and
+its table's name) rewritten.
 """
 
 import datetime
@@ -16,6 +17,8 @@ import ipaddress
 import json
 import os
 import re
+import resource
+import selectors
 import shutil
 import socket
 import ssl
@@ -42,6 +45,8 @@ from tests.e2e.processes import BIN, ROOT, Running, environment, new_question, s
 pytestmark = [pytest.mark.nginx, pytest.mark.django_db(transaction=True)]
 
 SHIPPED = ROOT / "deploy" / "nginx" / "settle.conf"
+SHIPPED_MAIN = ROOT / "deploy" / "nginx" / "nginx.conf"
+SHIPPED_RULES = ROOT / "deploy" / "nftables" / "settle-nginx.nft"
 HOST = "settle.example.org"
 LIMIT = 256 * 1024  # SPEC 5: a body over 256 KiB is 400 bad_request
 TOO_LARGE = {"error": {"code": "bad_request", "message": "the body is over 256 KiB"}}
@@ -118,25 +123,34 @@ def runnable_config(
     return text
 
 
-def main_config(folder: Path, site: Path) -> str:
-    """What Debian's /etc/nginx/nginx.conf gives the site, in the test's own folder."""
+def main_config(folder: Path, site: Path, *, workers: int | None = None,
+                connections: int | None = None) -> str:
+    """deploy/nginx/nginx.conf with its paths made the test's own, the other sites'
+    includes left out and Settle's site included; `workers` and `connections` size it
+    down where a test must fill it."""
     temp = "".join(
         f"    {kind}_temp_path {folder / kind};\n"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
     # As root nginx runs its workers as `nobody`, who cannot enter pytest's folders.
-    user = "user root;\n" if os.geteuid() == 0 else ""
-    return (
-        f"{user}worker_processes 1;\n"
-        f"pid {folder / 'nginx.pid'};\n"
-        f"error_log {folder / 'nginx.error.log'};\n"
-        "events { worker_connections 512; }\n"
-        "http {\n"
-        f"{temp}"
-        f"    access_log {folder / 'nginx.other.log'};\n"
-        f"    include {site};\n"
-        "}\n"
-    )
+    user = "user root;" if os.geteuid() == 0 else ""
+    rewrites = [
+        (r"user www-data;", user),
+        (r"pid /run/nginx\.pid;", f"pid {folder / 'nginx.pid'};"),
+        (r"error_log /var/log/nginx/error\.log;", f"error_log {folder / 'nginx.error.log'};"),
+        (r"access_log /var/log/nginx/access\.log;", f"access_log {folder / 'nginx.other.log'};"),
+        (r"include /etc/nginx/conf\.d/\*\.conf;", ""),
+        (r"include /etc/nginx/sites-enabled/\*;", f"{temp}    include {site};"),
+    ]
+    if workers is not None:
+        rewrites.append((r"worker_processes auto;", f"worker_processes {workers};"))
+    if connections is not None:
+        rewrites.append((r"worker_connections \d+;", f"worker_connections {connections};"))
+    text = SHIPPED_MAIN.read_text()
+    for pattern, replacement in rewrites:
+        text, found = re.subn(pattern, lambda _, r=replacement: r, text)
+        assert found, f"deploy/nginx/nginx.conf has no line matching {pattern!r} any more"
+    return text
 
 
 @dataclass
@@ -153,7 +167,7 @@ class Nginx:
 
 
 @contextmanager
-def nginx_started(folder: Path, *, upstream_port: int) -> Iterator[Nginx]:
+def nginx_started(folder: Path, *, upstream_port: int, **size: int) -> Iterator[Nginx]:
     binary = nginx_binary()
     folder.mkdir(parents=True, exist_ok=True)
     certificate, key = self_signed_certificate(folder)
@@ -165,7 +179,7 @@ def nginx_started(folder: Path, *, upstream_port: int) -> Iterator[Nginx]:
         certificate=certificate, key=key,
     ))
     conf = folder / "nginx.conf"
-    conf.write_text(main_config(folder, site))
+    conf.write_text(main_config(folder, site, **size))
     checked = subprocess.run([binary, "-t", "-p", str(folder), "-c", str(conf)],
                              capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
@@ -221,11 +235,13 @@ class Stack:
 
 
 @contextmanager
-def behind_nginx(folder: Path, **overrides: str) -> Iterator[Stack]:
+def behind_nginx(folder: Path, *, size: dict[str, int] | None = None,
+                 **overrides: str) -> Iterator[Stack]:
     """nginx first, then gunicorn behind it; yields once a probe answers through both."""
     gunicorn_port = free_port()
     with ExitStack() as stack:
-        nginx = stack.enter_context(nginx_started(folder / "nginx", upstream_port=gunicorn_port))
+        nginx = stack.enter_context(nginx_started(folder / "nginx", upstream_port=gunicorn_port,
+                                                  **(size or {})))
         gunicorn = stack.enter_context(gunicorn_started(folder, gunicorn_port, **overrides))
         served = Stack(nginx, gunicorn, gunicorn_port)
         up = wait_until(lambda: served.https("GET", "/healthz", timeout=2).status == 200,
@@ -414,6 +430,197 @@ def test_without_nginx_ten_slow_connections_hold_every_sync_worker(tmp_path):
     assert posted.status is None, posted
     assert slow.sent >= 1 and not slow.failed and slow.waiting_at_close == 10, slow
     assert freed, gunicorn.tail()
+
+
+# --- One address holding every connection it can ---------------------------------------
+
+
+def nft_binary() -> str:
+    """nftables, which needs root (CAP_NET_ADMIN): CI runs as root and .ci/run installs
+    it; elsewhere the test skips."""
+    if os.geteuid() != 0:
+        pytest.skip("loading deploy/nftables/settle-nginx.nft needs root (CI runs as root)")
+    found = shutil.which("nft") or shutil.which("nft", path="/usr/sbin:/sbin")
+    if not found:
+        pytest.fail("nftables is needed to test deploy/nftables/settle-nginx.nft "
+                    "(apt-get install --no-install-recommends nftables)")
+    listed = subprocess.run([found, "list", "tables"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip(f"nft cannot change this machine's rules here: {listed.stderr.strip()}")
+    return found
+
+
+@contextmanager
+def per_address_cap(ports: tuple[int, int]) -> Iterator[str]:
+    """deploy/nftables/settle-nginx.nft loaded for the test's ports instead of 80 and 443,
+    under a table name of this process's own; removed afterwards, whatever happened."""
+    binary = nft_binary()
+    table = f"settle_nginx_test_{os.getpid()}"
+    rewrites = [
+        (r"\{ 80, 443 \}", f"{{ {ports[0]}, {ports[1]} }}"),
+        (r"\bsettle_nginx\b", table),
+    ]
+    text = SHIPPED_RULES.read_text()
+    for pattern, replacement in rewrites:
+        text, found = re.subn(pattern, replacement, text)
+        assert found, f"deploy/nftables/settle-nginx.nft has no match for {pattern!r} any more"
+    loaded = subprocess.run([binary, "-f", "-"], input=text, capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    try:
+        yield table
+    finally:
+        subprocess.run([binary, "delete", "table", "inet", table], capture_output=True)
+
+
+@dataclass
+class Flood:
+    """One address keeping `count` connections open to a port, each having sent a partial
+    request header and nothing more, as issue 38's probe did: a connection nginx closes
+    (or the kernel refuses) is opened again, a refused one after a second."""
+
+    port: int
+    count: int
+    source: str = "127.0.0.1"
+    held_most: int = 0  # connected and waiting, at the most at once
+    refused: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> "Flood":
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _open(self, selector: selectors.BaseSelector) -> None:
+        sock = socket.socket()
+        sock.setblocking(False)
+        sock.bind((self.source, 0))
+        sock.connect_ex(("127.0.0.1", self.port))
+        selector.register(sock, selectors.EVENT_WRITE, "connecting")
+
+    def _run(self) -> None:
+        selector = selectors.DefaultSelector()
+        partial = f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\n".encode()
+        retry_at: list[float] = []
+        held = 0
+        for _ in range(self.count):
+            self._open(selector)
+        while not self._stop.is_set():
+            now = time.monotonic()
+            while retry_at and retry_at[0] <= now:
+                retry_at.pop(0)
+                self._open(selector)
+            for key, _ in selector.select(0.1):
+                sock = key.fileobj
+                if key.data == "connecting":
+                    if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                        try:
+                            sock.send(partial)
+                        except OSError:
+                            pass
+                        else:
+                            selector.modify(sock, selectors.EVENT_READ, "waiting")
+                            held += 1
+                            self.held_most = max(self.held_most, held)
+                            continue
+                    self.refused += 1
+                    selector.unregister(sock)
+                    sock.close()
+                    retry_at.append(now + 1)
+                else:  # nginx answered or closed it (its header timeout): open another
+                    held -= 1
+                    selector.unregister(sock)
+                    sock.close()
+                    self._open(selector)
+        for key in list(selector.get_map().values()):
+            key.fileobj.close()
+        selector.close()
+
+
+@contextmanager
+def open_files(count: int) -> Iterator[None]:
+    """This process allowed `count` open files (the flood's sockets) for a while."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, count), max(hard, count)))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+FLOOD = 1600  # issue 38's ~1,530, held from one address
+PROBES = 24
+
+
+def served_while_flooded(served: Stack) -> tuple[list[Reply], Flood]:
+    """/healthz over TLS from 127.0.0.2 every half second for 12 s (past the 10 s header
+    timeout, so the flood must open its connections again), while 127.0.0.1 floods the
+    plain http port (the redirect server needs no TLS; both share nginx's slots)."""
+    with ExitStack() as stack:
+        stack.enter_context(open_files(2 * FLOOD + 1024))
+        flood = stack.enter_context(Flood(served.nginx.http_port, FLOOD))
+        time.sleep(2)  # every connection opened (or refused) before the first probe
+        probes = []
+        for _ in range(PROBES):
+            began = time.monotonic()
+            probes.append(call(served.nginx.https_port, "GET", "/healthz",
+                               context=served.nginx.context, source="127.0.0.2", timeout=2))
+            time.sleep(max(0.0, 0.5 - (time.monotonic() - began)))
+    return probes, flood
+
+
+def test_one_address_holding_1600_partial_requests_leaves_another_served(tmp_path):
+    # given: the shipped site, main file and per-address cap, nginx sized to Debian's 768
+    # connections in one worker so the flood can fill it (at the shipped 8,192 a worker
+    # it would take five times as many)
+    with behind_nginx(tmp_path, size={"workers": 1, "connections": 768}) as served:
+        with per_address_cap((served.nginx.http_port, served.nginx.https_port)):
+            # when: 127.0.0.1 holds 1,600 partial requests while 127.0.0.2 asks for
+            # /healthz
+            probes, flood = served_while_flooded(served)
+
+    # then: 127.0.0.2 is answered (nearly) every time, and quickly
+    answered = [probe for probe in probes if probe.status == 200]
+    assert len(answered) >= 0.9 * PROBES, (len(answered), [p.status for p in probes])
+    assert all(probe.json() == {"status": "ok"} for probe in answered)
+    # and the kernel refused the flood past its cap, so it never filled nginx's 768 (an
+    # address's count falls as soon as nginx closes one of its connections, before the
+    # flood notices, so the flood's own count may run a little over 256)
+    assert flood.refused > 0 and flood.held_most < 768, flood
+
+
+def test_one_address_gets_64_requests_at_once_and_the_65th_a_json_429(tmp_path):
+    # given: 64 posts from 127.0.0.1 whose headers nginx has read, each waiting for the
+    # rest of its body
+    with behind_nginx(tmp_path) as served:
+        waiting = []
+        for _ in range(64):
+            sock = served.nginx.context.wrap_socket(
+                socket.create_connection(("127.0.0.1", served.nginx.https_port), timeout=5),
+                server_hostname=HOST)
+            sock.sendall(f"POST /api/v1/entries HTTP/1.1\r\nHost: {HOST}\r\n"
+                         "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+                         .encode())
+            waiting.append(sock)
+        try:
+            time.sleep(0.5)  # every header read
+            # when: the same address asks once more, and another address asks too
+            more = served.https("GET", "/healthz")
+            other = served.https("GET", "/healthz", source="127.0.0.2")
+        finally:
+            for sock in waiting:
+                sock.close()
+
+    # then: the 65th is refused in SPEC 5's shape, and the other address is served
+    assert more.status == 429, more
+    assert more.headers["content-type"] == "application/json"
+    assert more.headers["retry-after"] == "1"
+    assert more.json()["error"]["code"] == "rate_limited"
+    assert more.json()["error"]["limit"] == "source"
+    assert other.status == 200 and other.json() == {"status": "ok"}, other
 
 
 # --- Bodies ------------------------------------------------------------------------------

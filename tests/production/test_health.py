@@ -4,6 +4,8 @@ import json
 import shutil
 import socket
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.db import connection
@@ -99,6 +101,64 @@ def test_readyz_is_degraded_when_the_embedded_broker_folder_is_gone(serve, tmp_p
     shutil.rmtree(broker)
 
     assert readyz(served.base) == (200, {"status": "ready", "degraded": ["broker"]})
+
+
+class SilentBroker:
+    """A broker that accepts every connection and never says a word (a hung Redis or
+    RabbitMQ, as issue 38 found): only a bound on the wait ends a conversation with it."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+        self.port = self.listener.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.held.append(self.listener.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.listener.close()
+        for sock in self.held:
+            sock.close()
+
+
+def timed(base: str, path: str) -> tuple[int, dict, float]:
+    began = time.monotonic()
+    status, _, body = call(base, path, headers={"Host": "192.0.2.10"}, timeout=60)
+    return status, json.loads(body), time.monotonic() - began
+
+
+DEGRADED = {"status": "ready", "degraded": ["broker"]}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:{port}/0",
+                                 "amqp://guest:guest@127.0.0.1:{port}//"])
+def test_readyz_answers_within_a_second_when_the_broker_accepts_and_never_answers(serve, url):
+    broker = SilentBroker()
+    try:
+        served = serve(CELERY_BROKER_URL=url.format(port=broker.port), WEB_CONCURRENCY="2")
+        # when: one probe, then six at once on the two workers with /healthz among them
+        alone = timed(served.base, "/readyz")
+        with ThreadPoolExecutor(7) as pool:
+            together = [pool.submit(timed, served.base, "/readyz") for _ in range(6)]
+            time.sleep(0.1)  # the probes reach the workers first
+            health = pool.submit(timed, served.base, "/healthz").result()
+            together = [probe.result() for probe in together]
+    finally:
+        broker.close()
+
+    # then: ready, the broker named degraded, within a second (and a half, for a busy
+    # machine), each probe alone; six at once still leave /healthz answered in seconds
+    status, body, seconds = alone
+    assert (status, body) == (200, DEGRADED) and seconds < 1.5, alone
+    assert [(status, body) for status, body, _ in together] == [(200, DEGRADED)] * 6
+    assert max(seconds for *_, seconds in together) < 3, together
+    assert health[:2] == (200, {"status": "ok"}) and health[2] < 3, health
 
 
 class DatabaseLink:
