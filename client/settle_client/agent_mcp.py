@@ -5,9 +5,11 @@ and hands its tools to a model that follows no procedure (SPEC 13.1). The model 
 with post_question and post_reply and never sees, keeps or invents an id: each call is an
 intent journaled before its first byte leaves and settled by Client's loop, the one retry
 layer (section 13). What the model has not been told is what makes a retry safe: the
-journal marks an intent `reported` once a tool result has told its outcome, and until then
-a call with the same content is that intent (`joined_pending: true`), so a model posting
-again after `unconfirmed`, or after its host restarted mid-call, makes no second entry.
+journal marks an intent `reported` once a tool result telling its outcome has been handed
+to the host (handover.py: written and flushed, the call neither cancelled nor its host
+gone), and until then a call with the same content is that intent (`joined_pending:
+true`), so a model posting again after `unconfirmed`, after its host gave up on a call, or
+after its host restarted mid-call, makes no second entry.
 
 Stdout is the MCP channel and nothing else writes to it; logs go to stderr and name ids
 and outcomes only, never a body or the token. The `mcp` SDK is imported only when serving,
@@ -20,10 +22,11 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
 
 from .client import Client
+from .handover import Handover, stdio_handing_over
 from .outcomes import Outcome, Refused, Settled, Unconfirmed
 from .transports import AttemptFailed
 
@@ -217,8 +220,16 @@ def _actor(args: argparse.Namespace) -> dict[str, str]:
 
 # --- what each tool does (no MCP types here: plain dicts in, plain dicts out) ------------
 
+class ToolAnswer(NamedTuple):
+    content: dict[str, Any]  # the result's structuredContent
+    is_error: bool
+    # The intents whose outcome this result tells: marked reported only once the result
+    # has been handed to the host (SPEC 13.1), which the server's write does, not this.
+    tells: list[str] = []
+
+
 class Agent:
-    """The tools' behaviour over one Client: each returns (structuredContent, isError)."""
+    """The tools' behaviour over one Client: each returns a ToolAnswer."""
 
     def __init__(self, client: Client, *, actor: dict[str, str], submission_mode: str,
                  deadline: float) -> None:
@@ -243,18 +254,20 @@ class Agent:
                                                daemon=True)
         self.started_resume.start()
 
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         if name in ("post_question", "post_reply"):
             return self.post(_post_fields(name, arguments), arguments.get("new_intent") is True)
         if name == "list_pending":
-            return {"pending": [_pending(i) for i in self.client.journal.pending()]}, False
+            return ToolAnswer({"pending": [_pending(i) for i in self.client.journal.pending()]},
+                              False)
         if name == "resume_pending":
             return self.resume()
         if name not in READS:
             raise LookupError(name)
         wrong = _wrong_read_arguments(name, arguments)
         if wrong:
-            return _no_read("invalid_arguments", f"{wrong}; Settle was not asked."), True
+            return ToolAnswer(_no_read("invalid_arguments", f"{wrong}; Settle was not asked."),
+                              True)
         if name == "get_thread":
             return self.read(f"/api/v1/threads/{_integer(arguments['id'])}")
         if name == "list_threads":
@@ -262,34 +275,33 @@ class Agent:
         return self.read(f"/api/v1/threads/{_integer(arguments['thread_id'])}/replies"
                          + _query(arguments.get("cursor")))
 
-    def post(self, fields: dict[str, Any], new_intent: bool) -> tuple[dict[str, Any], bool]:
+    def post(self, fields: dict[str, Any], new_intent: bool) -> ToolAnswer:
         fields = {**fields, "actor": self.actor, "submission_mode": self.submission_mode}
         outcome, joined = self.client.post_intent(fields, deadline=self.deadline,
                                                   join_unreported=not new_intent)
         result = _result(outcome, joined)
-        self._reported([outcome])
-        return result, result["outcome"] != "settled"
+        return ToolAnswer(result, result["outcome"] != "settled", _told([outcome]))
 
-    def resume(self) -> tuple[dict[str, Any], bool]:
+    def resume(self) -> ToolAnswer:
         outcomes = self.client.resume(deadline=self.deadline)
         results = [_result(outcome, False) for outcome in outcomes]
-        self._reported(outcomes)
-        return {"outcomes": results}, any(r["outcome"] != "settled" for r in results)
+        return ToolAnswer({"outcomes": results}, any(r["outcome"] != "settled" for r in results),
+                          _told(outcomes))
 
-    def _reported(self, outcomes: list[Outcome]) -> None:
-        # An unconfirmed outcome is not the outcome: the intent stays joinable.
-        told = [o.request_id for o in outcomes if not isinstance(o, Unconfirmed)]
-        if told:
-            self.client.mark_reported(told)
-
-    def read(self, path: str) -> tuple[dict[str, Any], bool]:
+    def read(self, path: str) -> ToolAnswer:
         try:
             answer = self.client.transport.get(path, timeout=min(READ_TIMEOUT, self.deadline))
         except AttemptFailed as failed:
             logger.info("read: no answer (%s)", failed.reason)
-            return _no_read("no_answer",
-                            f"Settle did not answer ({failed.reason}); try again later."), True
-        return {"http_status": answer.status, "data": answer.data}, not 200 <= answer.status < 300
+            return ToolAnswer(_no_read("no_answer", f"Settle did not answer ({failed.reason}); "
+                                                    "try again later."), True)
+        return ToolAnswer({"http_status": answer.status, "data": answer.data},
+                          not 200 <= answer.status < 300)
+
+
+def _told(outcomes: list[Outcome]) -> list[str]:
+    # An unconfirmed outcome is not the outcome: the intent stays joinable.
+    return [o.request_id for o in outcomes if not isinstance(o, Unconfirmed)]
 
 
 # Fields of a write the server keeps for itself to judge: the tool's own arguments go in
@@ -415,7 +427,6 @@ async def _serve(agent: Agent) -> None:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     tools = [types.Tool(name=t["name"], description=t["description"],
                         input_schema=t["inputSchema"], output_schema=t["outputSchema"],
@@ -434,20 +445,21 @@ async def _serve(agent: Agent) -> None:
         try:
             # The client is blocking (its own loop per attempt): a thread keeps the
             # server answering other requests, pings included, meanwhile.
-            content, is_error = await anyio.to_thread.run_sync(agent.call, params.name,
-                                                              arguments)
+            answer = await anyio.to_thread.run_sync(agent.call, params.name, arguments)
         except LookupError:
             return types.CallToolResult(
                 content=[types.TextContent(text=f"No tool named {params.name!r}.")],
                 is_error=True)
-        text = json.dumps(content, ensure_ascii=False)
+        text = json.dumps(answer.content, ensure_ascii=False)
+        handover.expect(ctx.request_id, answer.tells)
         return types.CallToolResult(content=[types.TextContent(text=text)],
-                                    structured_content=content, is_error=is_error)
+                                    structured_content=answer.content, is_error=answer.is_error)
 
     server = Server("settle-agent", version="0.1.0",
                     instructions="Post to Settle with post_question and post_reply: every "
                                  "write is settled for you, and a retry never makes a "
                                  "second entry.",
                     on_list_tools=list_tools, on_call_tool=call_tool)
-    async with stdio_server() as (read_stream, write_stream):
+    handover = Handover(agent.client.mark_reported)
+    async with stdio_handing_over(handover) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
