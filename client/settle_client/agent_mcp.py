@@ -295,6 +295,12 @@ class Agent:
             logger.info("read: no answer (%s)", failed.reason)
             return ToolAnswer(_no_read("no_answer", f"Settle did not answer ({failed.reason}); "
                                                     "try again later."), True)
+        if not answer.readable:
+            logger.info("read: %s answered with no JSON object this client reads", answer.status)
+            return ToolAnswer({**_no_read(
+                "unreadable_answer", f"Settle answered {answer.status} with a body that is no "
+                                     "JSON object this tool can pass on; try again later."),
+                "http_status": answer.status}, True)
         return ToolAnswer({"http_status": answer.status, "data": answer.data},
                           not 200 <= answer.status < 300)
 
@@ -308,6 +314,7 @@ def _told(outcomes: list[Outcome]) -> list[str]:
 # as given (a missing title, a string parent_id, an unknown argument: its 422 says so, as
 # the client checks nothing the server checks). These are the agent's, never the model's.
 OWN_FIELDS = ("request_id", "type", "actor", "submission_mode")
+LONGEST_CURSOR = 1000
 READS = {"get_thread": {"id": True}, "list_threads": {"cursor": False},
          "list_replies": {"thread_id": True, "cursor": False}}
 
@@ -331,6 +338,10 @@ def _wrong_read_arguments(name: str, arguments: dict[str, Any]) -> str:
         if key == "cursor":
             if value is not None and not isinstance(value, str):
                 wrong.append("cursor must be a string (next_cursor as it was answered)")
+            elif isinstance(value, str) and len(value) > LONGEST_CURSOR:
+                # Past any URL's length (httpx refuses to make one); Settle's are short.
+                wrong.append(f"cursor is longer than any next_cursor ({LONGEST_CURSOR} "
+                             "characters at most)")
         elif value is None:
             if required:
                 wrong.append(f"{key} is required (a question's integer id)")
@@ -421,6 +432,30 @@ def _refused_message(refused: Refused) -> str:
     return f"Settle refused this post ({said}) and saved nothing; {advice}."
 
 
+def _as_json(tool: str, content: dict[str, Any]) -> dict[str, Any]:
+    """The result, JSON whatever a server answered (SPEC 13: nothing a server sends makes a
+    tool answer anything but a result in its shape). The transports already read no NaN,
+    no Infinity and no deep nesting; should anything still fail to serialize, the part that
+    does is dropped, never the fields the outputSchema requires."""
+    if _serializes(content):
+        return content
+    logger.warning("%s: a result that is not JSON, cut to what is", tool)
+    if tool in READS:
+        return _no_read("unreadable_answer", "Settle's answer cannot be passed on as JSON; "
+                                             "try again later.")
+    if tool == "resume_pending":
+        return {"outcomes": [_as_json("post_question", o) for o in content["outcomes"]]}
+    return {key: value for key, value in content.items() if _serializes(value)}
+
+
+def _serializes(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
+
+
 # --- the MCP server ---------------------------------------------------------------------
 
 async def _serve(agent: Agent) -> None:
@@ -450,10 +485,11 @@ async def _serve(agent: Agent) -> None:
             return types.CallToolResult(
                 content=[types.TextContent(text=f"No tool named {params.name!r}.")],
                 is_error=True)
-        text = json.dumps(answer.content, ensure_ascii=False)
+        content = _as_json(params.name, answer.content)
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False)
         handover.expect(ctx.request_id, answer.tells)
         return types.CallToolResult(content=[types.TextContent(text=text)],
-                                    structured_content=answer.content, is_error=answer.is_error)
+                                    structured_content=content, is_error=answer.is_error)
 
     server = Server("settle-agent", version="0.1.0",
                     instructions="Post to Settle with post_question and post_reply: every "
