@@ -281,8 +281,9 @@ class McpTransport:
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
             raise AttemptFailed("MalformedToolResult")
         wait = seconds_to_wait(content.get("retry_after_seconds"))
-        return Answer(status, data or {}, wait if wait is not None else _retry_after(None, data or {}),
-                      readable=data is not None)
+        if wait is None:
+            wait = _retry_after(None, data or {})
+        return Answer(status, data or {}, wait, readable=data is not None)
 
     def post_entry(self, body: str, *, timeout: float) -> Answer:
         return self._call("post_entry", json.loads(body), timeout)

@@ -62,7 +62,7 @@ def run(scenario, *args):
 
 
 @pytest.fixture
-def board(request):
+def board():
     boards = []
 
     def serve(*args, **kwargs) -> HostileBoard:
