@@ -5,9 +5,11 @@ and hands its tools to a model that follows no procedure (SPEC 13.1). The model 
 with post_question and post_reply and never sees, keeps or invents an id: each call is an
 intent journaled before its first byte leaves and settled by Client's loop, the one retry
 layer (section 13). What the model has not been told is what makes a retry safe: the
-journal marks an intent `reported` once a tool result has told its outcome, and until then
-a call with the same content is that intent (`joined_pending: true`), so a model posting
-again after `unconfirmed`, or after its host restarted mid-call, makes no second entry.
+journal marks an intent `reported` once a tool result telling its outcome has been handed
+to the host (handover.py: written and flushed, the call neither cancelled nor its host
+gone), and until then a call with the same content is that intent (`joined_pending:
+true`), so a model posting again after `unconfirmed`, after its host gave up on a call, or
+after its host restarted mid-call, makes no second entry.
 
 Stdout is the MCP channel and nothing else writes to it; logs go to stderr and name ids
 and outcomes only, never a body or the token. The `mcp` SDK is imported only when serving,
@@ -20,10 +22,11 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
 
 from .client import Client
+from .handover import Handover, stdio_handing_over
 from .outcomes import Outcome, Refused, Settled, Unconfirmed
 from .transports import AttemptFailed
 
@@ -217,8 +220,16 @@ def _actor(args: argparse.Namespace) -> dict[str, str]:
 
 # --- what each tool does (no MCP types here: plain dicts in, plain dicts out) ------------
 
+class ToolAnswer(NamedTuple):
+    content: dict[str, Any]  # the result's structuredContent
+    is_error: bool
+    # The intents whose outcome this result tells: marked reported only once the result
+    # has been handed to the host (SPEC 13.1), which the server's write does, not this.
+    tells: list[str] = []
+
+
 class Agent:
-    """The tools' behaviour over one Client: each returns (structuredContent, isError)."""
+    """The tools' behaviour over one Client: each returns a ToolAnswer."""
 
     def __init__(self, client: Client, *, actor: dict[str, str], submission_mode: str,
                  deadline: float) -> None:
@@ -243,18 +254,20 @@ class Agent:
                                                daemon=True)
         self.started_resume.start()
 
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
         if name in ("post_question", "post_reply"):
             return self.post(_post_fields(name, arguments), arguments.get("new_intent") is True)
         if name == "list_pending":
-            return {"pending": [_pending(i) for i in self.client.journal.pending()]}, False
+            return ToolAnswer({"pending": [_pending(i) for i in self.client.journal.pending()]},
+                              False)
         if name == "resume_pending":
             return self.resume()
         if name not in READS:
             raise LookupError(name)
         wrong = _wrong_read_arguments(name, arguments)
         if wrong:
-            return _no_read("invalid_arguments", f"{wrong}; Settle was not asked."), True
+            return ToolAnswer(_no_read("invalid_arguments", f"{wrong}; Settle was not asked."),
+                              True)
         if name == "get_thread":
             return self.read(f"/api/v1/threads/{_integer(arguments['id'])}")
         if name == "list_threads":
@@ -262,40 +275,46 @@ class Agent:
         return self.read(f"/api/v1/threads/{_integer(arguments['thread_id'])}/replies"
                          + _query(arguments.get("cursor")))
 
-    def post(self, fields: dict[str, Any], new_intent: bool) -> tuple[dict[str, Any], bool]:
+    def post(self, fields: dict[str, Any], new_intent: bool) -> ToolAnswer:
         fields = {**fields, "actor": self.actor, "submission_mode": self.submission_mode}
         outcome, joined = self.client.post_intent(fields, deadline=self.deadline,
                                                   join_unreported=not new_intent)
         result = _result(outcome, joined)
-        self._reported([outcome])
-        return result, result["outcome"] != "settled"
+        return ToolAnswer(result, result["outcome"] != "settled", _told([outcome]))
 
-    def resume(self) -> tuple[dict[str, Any], bool]:
+    def resume(self) -> ToolAnswer:
         outcomes = self.client.resume(deadline=self.deadline)
         results = [_result(outcome, False) for outcome in outcomes]
-        self._reported(outcomes)
-        return {"outcomes": results}, any(r["outcome"] != "settled" for r in results)
+        return ToolAnswer({"outcomes": results}, any(r["outcome"] != "settled" for r in results),
+                          _told(outcomes))
 
-    def _reported(self, outcomes: list[Outcome]) -> None:
-        # An unconfirmed outcome is not the outcome: the intent stays joinable.
-        told = [o.request_id for o in outcomes if not isinstance(o, Unconfirmed)]
-        if told:
-            self.client.mark_reported(told)
-
-    def read(self, path: str) -> tuple[dict[str, Any], bool]:
+    def read(self, path: str) -> ToolAnswer:
         try:
             answer = self.client.transport.get(path, timeout=min(READ_TIMEOUT, self.deadline))
         except AttemptFailed as failed:
             logger.info("read: no answer (%s)", failed.reason)
-            return _no_read("no_answer",
-                            f"Settle did not answer ({failed.reason}); try again later."), True
-        return {"http_status": answer.status, "data": answer.data}, not 200 <= answer.status < 300
+            return ToolAnswer(_no_read("no_answer", f"Settle did not answer ({failed.reason}); "
+                                                    "try again later."), True)
+        if not answer.readable:
+            logger.info("read: %s answered with no JSON object this client reads", answer.status)
+            return ToolAnswer({**_no_read(
+                "unreadable_answer", f"Settle answered {answer.status} with a body that is no "
+                                     "JSON object this tool can pass on; try again later."),
+                "http_status": answer.status}, True)
+        return ToolAnswer({"http_status": answer.status, "data": answer.data},
+                          not 200 <= answer.status < 300)
+
+
+def _told(outcomes: list[Outcome]) -> list[str]:
+    # An unconfirmed outcome is not the outcome: the intent stays joinable.
+    return [o.request_id for o in outcomes if not isinstance(o, Unconfirmed)]
 
 
 # Fields of a write the server keeps for itself to judge: the tool's own arguments go in
 # as given (a missing title, a string parent_id, an unknown argument: its 422 says so, as
 # the client checks nothing the server checks). These are the agent's, never the model's.
 OWN_FIELDS = ("request_id", "type", "actor", "submission_mode")
+LONGEST_CURSOR = 1000
 READS = {"get_thread": {"id": True}, "list_threads": {"cursor": False},
          "list_replies": {"thread_id": True, "cursor": False}}
 
@@ -319,6 +338,10 @@ def _wrong_read_arguments(name: str, arguments: dict[str, Any]) -> str:
         if key == "cursor":
             if value is not None and not isinstance(value, str):
                 wrong.append("cursor must be a string (next_cursor as it was answered)")
+            elif isinstance(value, str) and len(value) > LONGEST_CURSOR:
+                # Past any URL's length (httpx refuses to make one); Settle's are short.
+                wrong.append(f"cursor is longer than any next_cursor ({LONGEST_CURSOR} "
+                             "characters at most)")
         elif value is None:
             if required:
                 wrong.append(f"{key} is required (a question's integer id)")
@@ -409,13 +432,36 @@ def _refused_message(refused: Refused) -> str:
     return f"Settle refused this post ({said}) and saved nothing; {advice}."
 
 
+def _as_json(tool: str, content: dict[str, Any]) -> dict[str, Any]:
+    """The result, JSON whatever a server answered (SPEC 13: nothing a server sends makes a
+    tool answer anything but a result in its shape). The transports already read no NaN,
+    no Infinity and no deep nesting; should anything still fail to serialize, the part that
+    does is dropped, never the fields the outputSchema requires."""
+    if _serializes(content):
+        return content
+    logger.warning("%s: a result that is not JSON, cut to what is", tool)
+    if tool in READS:
+        return _no_read("unreadable_answer", "Settle's answer cannot be passed on as JSON; "
+                                             "try again later.")
+    if tool == "resume_pending":
+        return {"outcomes": [_as_json("post_question", o) for o in content["outcomes"]]}
+    return {key: value for key, value in content.items() if _serializes(value)}
+
+
+def _serializes(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
+
+
 # --- the MCP server ---------------------------------------------------------------------
 
 async def _serve(agent: Agent) -> None:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     tools = [types.Tool(name=t["name"], description=t["description"],
                         input_schema=t["inputSchema"], output_schema=t["outputSchema"],
@@ -434,20 +480,22 @@ async def _serve(agent: Agent) -> None:
         try:
             # The client is blocking (its own loop per attempt): a thread keeps the
             # server answering other requests, pings included, meanwhile.
-            content, is_error = await anyio.to_thread.run_sync(agent.call, params.name,
-                                                              arguments)
+            answer = await anyio.to_thread.run_sync(agent.call, params.name, arguments)
         except LookupError:
             return types.CallToolResult(
                 content=[types.TextContent(text=f"No tool named {params.name!r}.")],
                 is_error=True)
-        text = json.dumps(content, ensure_ascii=False)
+        content = _as_json(params.name, answer.content)
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False)
+        handover.expect(ctx.request_id, answer.tells)
         return types.CallToolResult(content=[types.TextContent(text=text)],
-                                    structured_content=content, is_error=is_error)
+                                    structured_content=content, is_error=answer.is_error)
 
     server = Server("settle-agent", version="0.1.0",
                     instructions="Post to Settle with post_question and post_reply: every "
                                  "write is settled for you, and a retry never makes a "
                                  "second entry.",
                     on_list_tools=list_tools, on_call_tool=call_tool)
-    async with stdio_server() as (read_stream, write_stream):
+    handover = Handover(agent.client.mark_reported)
+    async with stdio_handing_over(handover) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -84,9 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "post":
             return _post(client, args)
         if args.command == "pending":
-            for intent in client.pending():
+            waiting = client.pending()
+            for intent in waiting:
                 print(json.dumps(intent.as_json()) if args.json
                       else f"{intent.request_id}\t{intent.type}\t{intent.created_at}")
+            if not waiting and not args.json:
+                # Silence read as "it did nothing"; with --json stdout stays one object a line.
+                print(f"no pending intents for {client.base_url}")
             return EXIT_SETTLED
         outcomes = client.resume(deadline=args.deadline)
         for outcome in outcomes:

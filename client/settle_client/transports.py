@@ -25,6 +25,7 @@ class Answer:
     status: int
     data: dict[str, Any]
     retry_after: float | None
+    readable: bool = True  # False: the body was no JSON object the client reads (data {})
 
 
 class AttemptFailed(Exception):
@@ -51,16 +52,66 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+# SPEC 13: a wait a server asks for is a finite number of seconds from 0 to a day; any
+# other (negative, NaN, infinite, 400 digits, a string) is absent, and the backoff applies.
+LONGEST_RETRY_AFTER = 86_400.0
+# An answer nested deeper than this is no JSON object the client reads: Settle's are a
+# few levels deep, and a deep one fails a tool result's serialization further on.
+DEEPEST_ANSWER = 64
+
+
+def seconds_to_wait(value: Any) -> float | None:
+    """A Retry-After (header text) or retry_after_seconds (a JSON number) in seconds, or
+    None when it is not a finite number of seconds from 0 to LONGEST_RETRY_AFTER."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    try:
+        seconds = float(value)
+    except (ValueError, OverflowError):  # not a number; an integer of 400 digits
+        return None
+    if not 0.0 <= seconds <= LONGEST_RETRY_AFTER:  # NaN fails both comparisons
+        return None
+    return seconds
+
+
 def _retry_after(header: str | None, data: dict[str, Any]) -> float | None:
-    if header:
-        try:
-            return max(0.0, float(header))
-        except ValueError:
-            pass
+    if header is not None and (seconds := seconds_to_wait(header.strip())) is not None:
+        return seconds
     error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("retry_after_seconds"), int | float):
-        return max(0.0, float(error["retry_after_seconds"]))
+    if isinstance(error, dict) and not isinstance(error.get("retry_after_seconds"), str):
+        return seconds_to_wait(error.get("retry_after_seconds"))
     return None
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_object(received: bytes | str) -> dict[str, Any] | None:
+    """The answer's JSON object, or None when it is none this client reads: not JSON (NaN
+    and Infinity included, which Python's parser would take), not an object, or nested
+    past DEEPEST_ANSWER."""
+    try:
+        data = json.loads(received, parse_constant=_no_constants)
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
+        return None
+    if not isinstance(data, dict) or not within_depth(data, DEEPEST_ANSWER):
+        return None
+    return data
+
+
+def within_depth(value: Any, depth: int) -> bool:
+    """Whether value nests no deeper than depth (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > depth:
+            return False
+        if isinstance(item, dict):
+            stack.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, level + 1) for child in item)
+    return True
 
 
 class HttpTransport:
@@ -85,17 +136,13 @@ class HttpTransport:
         try:
             status, headers, received = _on_a_loop_of_its_own(
                 self._send_async, method, path, timeout, content)
-        except (httpx.HTTPError, AnswerTooLarge) as error:
+        except (httpx.HTTPError, httpx.InvalidURL, AnswerTooLarge) as error:
             raise AttemptFailed(type(error).__name__) from None
         except TimeoutError:
             raise AttemptFailed("TimeoutError") from None
-        try:
-            data = json.loads(received)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        return Answer(status, data, _retry_after(headers.get("Retry-After"), data))
+        data = json_object(received)
+        return Answer(status, data or {}, _retry_after(headers.get("Retry-After"), data or {}),
+                      readable=data is not None)
 
     async def _send_async(self, method: str, path: str, timeout: float,
                           content: bytes | None) -> tuple[int, httpx.Headers, bytes]:
@@ -228,10 +275,15 @@ class McpTransport:
         content = result.structured_content or {}
         if "http_status" not in content:
             raise AttemptFailed("MalformedToolResult")
-        data = content.get("data") if isinstance(content.get("data"), dict) else {}
-        wait = content.get("retry_after_seconds")
-        return Answer(int(content["http_status"]), data,
-                      float(wait) if isinstance(wait, int | float) else _retry_after(None, data))
+        # Read as an HTTP answer is: a constant or a depth the client does not read is none.
+        data = json_object(json.dumps(content.get("data")))
+        status = content["http_status"]
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise AttemptFailed("MalformedToolResult")
+        wait = seconds_to_wait(content.get("retry_after_seconds"))
+        if wait is None:
+            wait = _retry_after(None, data or {})
+        return Answer(status, data or {}, wait, readable=data is not None)
 
     def post_entry(self, body: str, *, timeout: float) -> Answer:
         return self._call("post_entry", json.loads(body), timeout)

@@ -6,7 +6,9 @@ and does not stop talking.
 - "gib": a 201 of exactly 1 GiB, its length announced;
 - "bomb": a 201 of 256 KiB gzipped that unzips to 256 MiB;
 - "trickle": a 201 whose body comes a byte every TRICKLE_SECONDS for ever, so each read
-  waits far less than any per-read timeout while the whole answer never ends.
+  waits far less than any per-read timeout while the whole answer never ends;
+- "answer": the status, extra headers and body it is given, at once, to every request: a
+  429 asking for a wait that is no number of seconds, a read answered 900 levels deep.
 
 Nothing here is Settle: it stands for a board gone wrong, or one in the wrong hands.
 """
@@ -19,7 +21,7 @@ import time
 
 from faults import read_request
 
-BEHAVIOURS = ("flood", "gib", "bomb", "trickle")
+BEHAVIOURS = ("flood", "gib", "bomb", "trickle", "answer")
 TRICKLE_SECONDS = 0.05
 CHUNK = b" " * 65536
 GIB = 2**30
@@ -34,11 +36,15 @@ def _bomb() -> bytes:
 
 
 class HostileBoard:
-    def __init__(self, behaviour: str, status: int = 201) -> None:
+    def __init__(self, behaviour: str, status: int = 201, *, headers: dict[str, str] | None = None,
+                 body: bytes = b"") -> None:
         assert behaviour in BEHAVIOURS
         self.behaviour = behaviour
-        self.head = HEAD % status
+        self.head = HEAD % status + b"".join(
+            f"{name}: {value}\r\n".encode() for name, value in (headers or {}).items())
+        self.body = body
         self.requests = 0
+        self.writes = 0  # POSTs, write attempts
         self.sent = 0  # body bytes, all connections together
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -66,11 +72,16 @@ class HostileBoard:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            if read_request(conn) is None:
+            request = read_request(conn)
+            if request is None:
                 return
             with self._lock:
                 self.requests += 1
-            if self.behaviour == "gib":
+                self.writes += request.startswith(b"POST ")
+            if self.behaviour == "answer":
+                conn.sendall(self.head + b"Content-Length: %d\r\n\r\n" % len(self.body))
+                self._send(conn, self.body)
+            elif self.behaviour == "gib":
                 conn.sendall(self.head + b"Content-Length: %d\r\n\r\n" % GIB)
                 for _ in range(GIB // len(CHUNK)):
                     self._send(conn, CHUNK)

@@ -4,6 +4,7 @@ or an IDE does: the official SDK's stdio client, and fastmcp's."""
 import json
 import os
 import signal
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -115,3 +116,46 @@ def server_pid(journal: Path) -> int:
 
 def kill(journal: Path) -> None:
     os.kill(server_pid(journal), signal.SIGKILL)
+
+
+HOST_PROCESS = r"""
+import json, sys
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+command, args, env, errlog, tool, arguments = json.loads(sys.argv[1])
+
+async def main():
+    params = StdioServerParameters(command=command, args=args, env=env)
+    with open(errlog, "a") as log:
+        async with Client(stdio_client(params, errlog=log)) as client:
+            await client.call_tool(tool, arguments)
+
+anyio.run(main)
+"""
+
+
+def host_process(url: str, token: str | None, journal: Path, tool: str,
+                 arguments: dict[str, Any], *options: str) -> subprocess.Popen:
+    """A host in a process of its own (the official SDK's stdio client) making one tool
+    call: a test can SIGKILL it mid-call and leave its settle-agent orphaned."""
+    args, environment = launch(url, token, journal, *options)
+    errlog = str(journal.parent.parent / "server.stderr")
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([sys.executable, "-c", HOST_PROCESS, json.dumps(
+        [AGENT, args, environment, errlog, tool, arguments])])
+
+
+def wait_until_gone(journal: Path, seconds: float) -> bool:
+    """Whether the settle-agent serving this journal has exited within SECONDS."""
+    import time
+
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        try:
+            server_pid(journal)
+        except LookupError:
+            return True
+        time.sleep(0.1)
+    return False

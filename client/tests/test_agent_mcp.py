@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hosts import AGENT, HOSTS, kill, launch, official
+from hosts import AGENT, HOSTS, host_process, kill, launch, official, wait_until_gone
 from live import entries_for, new_id, post_long_ago, question_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -219,6 +219,76 @@ def test_a_server_killed_while_a_committed_answer_is_held_is_settled_by_the_next
     assert retried["how"] in {"replayed", "looked_up"}
     only_entry(marker, retried)
     assert proxy.seen.writes == 1  # the start-up resume's; the retry was answered from the journal
+
+
+def test_a_call_the_host_gave_up_on_reported_nothing_and_the_same_content_joins_it(
+    proxy, token, journal
+):
+    """The host's own timeout (2 s) is below --deadline: it sends notifications/cancelled
+    and tells the model to try again, while the call goes on to settle the post."""
+    proxy.hold_seconds = 4
+    proxy.reset(["hold"])
+    marker = new_id()
+    call = {"title": "Abandoned?", "body": f"identity {marker}"}
+
+    async def scenario():
+        async with official(proxy.url, token, journal, "--deadline", "20") as mcp:
+            began = time.monotonic()
+            try:
+                await mcp.client.call_tool("post_question", call, read_timeout_seconds=2)
+            except Exception as error:  # noqa: BLE001 - the host's timeout, whatever its type
+                gave_up = (time.monotonic() - began, type(error).__name__)
+            else:
+                gave_up = None
+            # The abandoned call goes on: held 4 s, tried again, settled in the background.
+            for _ in range(300):
+                if proxy.seen.writes >= 2 and not (await mcp.call("list_pending"))["pending"]:
+                    break
+                await anyio.sleep(0.1)
+            await anyio.sleep(1)  # whatever the abandoned call does after settling, done
+            return gave_up, await mcp.call("post_question", call)
+
+    gave_up, again = run(scenario)
+
+    assert gave_up is not None and gave_up[0] < 4, gave_up
+    assert again["outcome"] == "settled", again.content
+    assert again["joined_pending"] is True
+    assert again["how"] == "replayed"
+    only_entry(marker, again)
+    assert proxy.seen.writes == 2  # the held attempt and its retry; the call sent nothing
+
+
+def test_a_host_killed_mid_call_reported_nothing_and_the_next_host_joins_the_intent(
+    proxy, token, journal
+):
+    """The host is SIGKILLed while the post's answer is held; its settle-agent, orphaned,
+    settles the post and exits. A new host calling with the same content reaches it."""
+    proxy.hold_seconds = 3
+    proxy.reset(["hold"])
+    marker = new_id()
+    call = {"title": "Orphaned?", "body": f"identity {marker}"}
+
+    host = host_process(proxy.url, token, journal, "post_question", call,
+                        "--deadline", "20")
+    try:
+        assert proxy.seen.forwarded.wait(60)
+    finally:
+        host.kill()
+        host.wait(30)
+    assert wait_until_gone(journal, 40)  # the orphan settled the post and exited
+    assert len(entries_for(marker)) == 1
+    assert proxy.seen.writes == 2  # the held attempt and the orphan's retry
+
+    async def next_host():
+        async with official(proxy.url, token, journal) as mcp:
+            return await mcp.call("post_question", call)
+
+    again = run(next_host)
+
+    assert again["outcome"] == "settled", again.content
+    assert again["joined_pending"] is True
+    only_entry(marker, again)
+    assert proxy.seen.writes == 2
 
 
 def test_refusals_carry_the_servers_error_and_save_nothing(proxy, token, journal):

@@ -103,6 +103,18 @@ def test_usage_errors_exit_2_and_send_nothing(proxy, transactional_db, journal, 
     assert proxy.seen.writes == 0
 
 
+def test_pending_with_nothing_pending_says_so_in_one_line_and_json_prints_nothing(
+    proxy, journal
+):
+    said = subprocess.run([AGENT, "--url", proxy.url, "--journal", str(journal), "pending"],
+                          capture_output=True, text=True, timeout=60)
+    as_json = subprocess.run([AGENT, "--url", proxy.url, "--journal", str(journal), "pending",
+                              "--json"], capture_output=True, text=True, timeout=60)
+
+    assert (said.returncode, said.stdout) == (0, f"no pending intents for {proxy.url}\n")
+    assert (as_json.returncode, as_json.stdout) == (0, "")
+
+
 def test_without_a_url_it_is_a_usage_error(transactional_db, journal):
     status, _, stderr = run("--journal", str(journal), "pending")
 
