@@ -18,24 +18,30 @@ VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
 # sets its own (docs/configuration.md), and `bin/settle` uses the environment as it is.
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
+# `make run` is read for one thing, the operator's login: installing and migrating say
+# nothing unless they fail. pip's newer-version notice and setuptools' editable-build
+# warning (a Python warning, in pip's build subprocess) are not the newcomer's business.
+export PIP_DISABLE_PIP_VERSION_CHECK ?= 1
+QUIET_BUILD := PYTHONWARNINGS=ignore
 
 .PHONY: run worker beat manage test test-replication bench install install-test clean
 
 $(VENV_PYTHON):
 	@test -n "$(PYTHON_VERSION)" || { echo "Settle needs Python 3.11, 3.12 or 3.13 on PATH," \
 	  "or PYTHON=/path/to/python3.x; '$(or $(PYTHON),python3.x)' does not run"; exit 1; }
-	rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	touch $@
+	@echo "Installing Settle into $(VENV) with $(PYTHON) (a minute, the first time)"
+	@rm -rf $(VENV)
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip
+	@touch $@
 
 $(VENV)/.installed: pyproject.toml $(VENV_PYTHON)
-	$(PY) -m pip install --quiet -e .
-	touch $@
+	@$(QUIET_BUILD) $(PY) -m pip install --quiet -e .
+	@touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed client/pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet -e './client[mcp]'
+	$(QUIET_BUILD) $(PY) -m pip install --quiet -e '.[test]'
+	$(QUIET_BUILD) $(PY) -m pip install --quiet -e './client[mcp]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -43,9 +49,9 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py collectstatic --noinput --verbosity 0
-	bin/serve
+	@$(PY) manage.py migrate --noinput --verbosity 0
+	@$(PY) manage.py collectstatic --noinput --verbosity 0
+	@bin/serve
 
 # The production processes, one each (deploy/Procfile runs the same three).
 worker: install

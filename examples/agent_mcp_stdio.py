@@ -1,5 +1,6 @@
 """One run of `settle-agent mcp` as an MCP host runs it, with the official SDK's stdio client.
 
+    export PATH="$PWD/.venv/bin:$PATH"      # where make install-test put settle-agent
     SETTLE_URL=https://board.example.org SETTLE_TOKEN=... \
         python examples/agent_mcp_stdio.py "A title" "A body"
 
@@ -19,11 +20,12 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
-async def main(title: str, body: str) -> int:
+async def main(title: str, body: str, command: str) -> int:
     server = StdioServerParameters(
-        command=shutil.which("settle-agent") or "settle-agent",
+        command=command,
         args=["mcp", *sys.argv[3:]],  # e.g. --journal PATH --deadline 30
-        env={name: os.environ[name] for name in ("SETTLE_URL", "SETTLE_TOKEN", "PATH")
+        env={name: os.environ[name] for name in ("SETTLE_URL", "SETTLE_TOKEN",
+                                                   "SETTLE_ACTOR_NAME", "PATH")
              if name in os.environ},
     )
     async with Client(stdio_client(server)) as host:
@@ -35,4 +37,12 @@ async def main(title: str, body: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(anyio.run(main, sys.argv[1], sys.argv[2]))
+    # A host launches the command by name from PATH too; without it the SDK dies with a
+    # long FileNotFoundError traceback, so say here what to put on PATH instead.
+    command = shutil.which("settle-agent")
+    if command is None:
+        print('settle-agent is not on PATH: after `make install-test`, run '
+              'export PATH="$PWD/.venv/bin:$PATH" (or pip install \'./client[mcp]\' '
+              'in the environment you run this with)', file=sys.stderr)
+        sys.exit(2)
+    sys.exit(anyio.run(main, sys.argv[1], sys.argv[2], command))

@@ -3,6 +3,7 @@ with a token, without one, with a wrong one (whose refusal must show as the READ
 and with no server there (one line, not the SDK's nested ExceptionGroup)."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -73,3 +74,20 @@ def test_it_says_in_one_line_that_no_server_answers():
         f"no answer from {base}/mcp (ConnectError): is Settle running there? "
         "SETTLE_MCP_URL names another server"
     )
+
+
+def test_the_stdio_example_says_in_one_line_what_to_put_on_path_without_settle_agent(tmp_path):
+    """docs/agent-mcp.md's example, run where settle-agent is not on PATH (issue 38, 8.1)."""
+    path = "/usr/bin:/bin"
+    assert shutil.which("settle-agent", path=path) is None
+
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agent_mcp_stdio.py"), "A title", "A body"],
+        env={**os.environ, "PATH": path, "SETTLE_URL": "http://127.0.0.1:9"},
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert 'export PATH="$PWD/.venv/bin:$PATH"' in result.stderr
+    assert result.stdout == ""
