@@ -388,6 +388,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "maintenance.purge_deliveries",
         "schedule": _every(timedelta(hours=1)),
     },
+    # The dashboard's per-minute tally (maintenance/activity.py): the page is at most
+    # this far behind.
+    "activity-roll-up": {
+        "task": "maintenance.activity_roll_up",
+        "schedule": _every(timedelta(minutes=1)),
+    },
+    # What a purge now would remove, for the retention page, which never runs the dry
+    # run itself (SPEC 8.3): the page shows this run's counts and their age.
+    "forecast-purges": {
+        "task": "maintenance.purge_forecast_record",
+        "schedule": _every(timedelta(minutes=15)),
+    },
     # An erasure whose worker died goes to a worker again (SPEC 8.4).
     "erasures-resume": {
         "task": "moderation.erasures_resume",

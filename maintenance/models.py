@@ -30,6 +30,40 @@ class MaintenanceRun(models.Model):
         return f"{self.job} at {self.started_at:%Y-%m-%d %H:%M:%S}"
 
 
+class ActivityMinute(models.Model):
+    """What the board saw in one UTC minute: new entries and write attempts by outcome.
+
+    Kept by a beat job (maintenance/activity.py) so the dashboard reads at most two days
+    of these rows, whatever the size of the board, and the post path writes nothing more.
+    """
+
+    minute = models.DateTimeField(unique=True)
+    posts = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    replayed = models.PositiveIntegerField(default=0)
+    conflicts = models.PositiveIntegerField(default=0)
+    rate_limited = models.PositiveIntegerField(default=0)
+    rolled_up_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.minute:%Y-%m-%d %H:%M}: {self.posts} posts"
+
+
+class PurgeForecast(models.Model):
+    """The last dry run of every purge (SPEC 8.3), recorded by a beat job so the
+    retention page shows it without running one. Only the newest row is kept."""
+
+    measured_at = models.DateTimeField(db_index=True)
+    duration_seconds = models.FloatField()
+    # As forecast.purge_forecast returns it: job name to {"removed", "held", "counts"}.
+    jobs = models.JSONField(default=dict)
+    # The tombstones counted exactly at the same time: {"count": N, "bytes": N, "source": ...}.
+    tombstones = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"forecast at {self.measured_at:%Y-%m-%d %H:%M:%S}"
+
+
 class RunLock(models.Model):
     """A lease on one job, taken by a run on SQLite (PostgreSQL uses SKIP LOCKED instead).
 
@@ -41,4 +75,4 @@ class RunLock(models.Model):
     expires_at = models.DateTimeField()
 
 
-__all__ = ["MaintenanceRun", "RunLock"]
+__all__ = ["ActivityMinute", "MaintenanceRun", "PurgeForecast", "RunLock"]

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from board.retention import policies as retention
-from maintenance.models import MaintenanceRun
+from maintenance.models import MaintenanceRun, PurgeForecast
 from maintenance.services import purge_jobs
 from receipts.models import Tombstone
 
@@ -60,14 +60,15 @@ class JobOverview:
 @dataclass(frozen=True)
 class RetentionOverview:
     jobs: list[JobOverview]
-    tombstone_count: int
-    tombstone_bytes: int | None
-    # How `tombstone_bytes` was found: "pg_total_relation_size", "dbstat", or
-    # "estimate" (SQLite without dbstat: rows times a typical row size).
-    tombstone_bytes_source: str
+    # tombstones_estimate's answer: never an exact count of the whole table.
+    tombstones: dict
 
 
-def retention_overview(now: datetime) -> RetentionOverview:
+def retention_overview(
+    now: datetime, *, recorded: PurgeForecast | None = None
+) -> RetentionOverview:
+    """The purge jobs with their last runs (by `run_job_latest`) and the tombstones'
+    estimate; `recorded` is the last forecast, whose tombstone count SQLite falls back on."""
     jobs = []
     # The policies in force (console over environment, SPEC 8.1), not the bare settings.
     in_force = retention.retention_current(fresh=True)
@@ -89,11 +90,7 @@ def retention_overview(now: datetime) -> RetentionOverview:
                 next_run_at=_next_run(schedule, last.started_at if last else None, now),
             )
         )
-    count = Tombstone.objects.count()
-    size, source = tombstone_disk_size(count)
-    return RetentionOverview(
-        jobs=jobs, tombstone_count=count, tombstone_bytes=size, tombstone_bytes_source=source
-    )
+    return RetentionOverview(jobs=jobs, tombstones=tombstones_estimate(recorded=recorded))
 
 
 def _next_run(schedule, last_started: datetime | None, now: datetime) -> datetime | None:
@@ -161,3 +158,38 @@ def tombstone_disk_size(count: int) -> tuple[int | None, str]:
     except DatabaseError:
         pass  # SQLite built without dbstat
     return count * SQLITE_TOMBSTONE_ESTIMATE, "estimate"
+
+
+# Counted exactly up to here on SQLite; past it the page gives the last recorded count.
+TOMBSTONE_COUNT_BOUND = 10_000
+
+
+def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
+    """How many tombstones there are and their size on disk, without counting a table
+    that grows with every purge: `{"count", "bytes", "about", "exceeded", "source"}`.
+
+    PostgreSQL: the planner's `reltuples` and `pg_total_relation_size`, both read from
+    the catalog ("about"). SQLite: an exact count up to `TOMBSTONE_COUNT_BOUND`; past it
+    the count the forecast job last recorded ("about", with its time), or "more than"."""
+    table = Tombstone._meta.db_table
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
+                "WHERE oid = %s::regclass", [table],
+            )
+            reltuples, size = cursor.fetchone()
+        # -1 (or 0) until the table is first vacuumed or analysed: small, so count.
+        if reltuples > 0:
+            return {"count": reltuples, "bytes": size, "about": True, "exceeded": False,
+                    "source": "pg_class"}
+    found = Tombstone.objects.values("pk")[: TOMBSTONE_COUNT_BOUND + 1].count()
+    if found <= TOMBSTONE_COUNT_BOUND:
+        size, source = tombstone_disk_size(found)
+        return {"count": found, "bytes": size, "about": False, "exceeded": False,
+                "source": source}
+    if recorded is not None and recorded.tombstones:
+        return {**recorded.tombstones, "about": True, "exceeded": False,
+                "source": "forecast", "measured_at": recorded.measured_at}
+    return {"count": TOMBSTONE_COUNT_BOUND, "bytes": None, "about": False, "exceeded": True,
+            "source": "bound"}

@@ -5,8 +5,9 @@ worker's autodiscovery (which looks for `<app>.tasks`) registers them.
 """
 
 from celery import shared_task
+from django.utils import timezone
 
-from maintenance import services
+from maintenance import activity, forecast, services
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries import tasks as delivery_tasks  # noqa: F401 (registers them)
 
@@ -42,3 +43,16 @@ def purge_deliveries(dry_run: bool = False) -> dict:
     return services.job_run(
         job="purge-deliveries", purge=delivery_purge.purge_deliveries, dry_run=dry_run
     )
+
+
+@shared_task(name="maintenance.activity_roll_up")
+def activity_roll_up() -> dict:
+    rolled = activity.activity_roll_up(now=timezone.now())
+    return {"since": rolled.since.isoformat(), "minutes": rolled.minutes, "posts": rolled.posts}
+
+
+@shared_task(name="maintenance.purge_forecast_record")
+def purge_forecast_record() -> dict:
+    recorded = forecast.forecast_record(now=timezone.now())
+    return {"measured_at": recorded.measured_at.isoformat(),
+            "duration_seconds": recorded.duration_seconds}

@@ -6,30 +6,50 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Count, Prefetch, Q, QuerySet
-from django.db.models.functions import TruncHour
 
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
+from maintenance.activity import ATTEMPT_KINDS, activity_recent
 from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
 from receipts import selectors as receipt_selectors
-from receipts.models import Attempt, Receipt
+from receipts.models import Receipt
 
 # --- Dashboard ---------------------------------------------------------------------------
 
 WINDOWS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
 
-# An attempt refused by the overall limit is logged by the receipt engine as `refused`
-# with the refusal's code; the source limit logs `rate_limited` itself. Both count.
-_ATTEMPT_KINDS = {
-    "new": Q(outcome=Attempt.Outcome.CREATED),
-    "replayed": Q(outcome=Attempt.Outcome.REPLAYED),
-    "conflicts": Q(outcome=Attempt.Outcome.CONFLICT),
-    "rate_limited": Q(outcome=Attempt.Outcome.RATE_LIMITED)
-    | Q(outcome=Attempt.Outcome.REFUSED, detail="rate_limited"),
-}
+# Past this many, a count of a table that grows is not finished: the page says "more
+# than 10,000" (SPEC 11.7), and the count costs the same at any size.
+COUNT_BOUND = 10_000
+
+
+class Bounded(int):
+    """A count stopped at a bound: an int (exact below the bound), `exceeded` when there
+    were more, and then shown as "more than N"."""
+
+    exceeded: bool
+
+    def __new__(cls, count: int, exceeded: bool = False) -> "Bounded":
+        found = super().__new__(cls, count)
+        found.exceeded = exceeded
+        return found
+
+    def __str__(self) -> str:
+        return f"more than {int(self):,}" if self.exceeded else str(int(self))
+
+    def __repr__(self) -> str:
+        return f"Bounded({int(self)}, exceeded={self.exceeded})"
+
+
+def bounded_count(queryset: QuerySet, *, bound: int | None = None) -> Bounded:
+    """Count at most `bound` + 1 rows of `queryset` (by its index), so the answer is exact
+    up to the bound and "more than" past it."""
+    bound = COUNT_BOUND if bound is None else bound
+    found = queryset.values("pk")[: bound + 1].count()
+    return Bounded(bound, exceeded=True) if found > bound else Bounded(found)
 
 
 @dataclass(frozen=True)
@@ -38,37 +58,7 @@ class WindowCounts:
     replayed: int
     conflicts: int
     rate_limited: int
-    unknown_deliveries: int
-
-
-def attempt_counts(*, now: datetime) -> dict[str, WindowCounts]:
-    """Last hour's and last day's attempts by outcome, in one query, and the deliveries
-    made in each window whose outcome is now unknown, in another."""
-    aggregates = {
-        f"{kind}_{window}": Count("id", filter=condition & Q(created_at__gt=now - length))
-        for kind, condition in _ATTEMPT_KINDS.items()
-        for window, length in WINDOWS.items()
-    }
-    totals = Attempt.objects.filter(
-        created_at__gt=now - max(WINDOWS.values()), created_at__lte=now
-    ).aggregate(**aggregates)
-    unknown = Delivery.objects.filter(
-        state=Delivery.State.OUTCOME_UNKNOWN,
-        created_at__gt=now - max(WINDOWS.values()),
-        created_at__lte=now,
-    ).aggregate(
-        **{
-            window: Count("id", filter=Q(created_at__gt=now - length))
-            for window, length in WINDOWS.items()
-        }
-    )
-    return {
-        window: WindowCounts(
-            **{kind: totals[f"{kind}_{window}"] or 0 for kind in _ATTEMPT_KINDS},
-            unknown_deliveries=unknown[window] or 0,
-        )
-        for window in WINDOWS
-    }
+    unknown_deliveries: Bounded
 
 
 @dataclass(frozen=True)
@@ -77,22 +67,44 @@ class HourCount:
     count: int
 
 
-def posts_per_hour(*, now: datetime, hours: int = 48) -> list[HourCount]:
-    """New entries in each clock hour (UTC) of the last `hours`, oldest first, zeros included."""
+@dataclass(frozen=True)
+class Dashboard:
+    counts: dict[str, WindowCounts]
+    hours: list[HourCount]
+    # When the rollup was last brought up to date; None before its job first ran.
+    rolled_up_at: datetime | None
+
+
+def dashboard_figures(*, now: datetime, hours: int = 48) -> Dashboard:
+    """The last hour's and day's attempts by outcome and posts per hour over `hours`, from
+    the per-minute rollup (maintenance/activity.py), and the deliveries made in each
+    window whose outcome is unknown now, counted by their partial index up to a bound."""
+    activity = activity_recent(now=now)
+    counts = {}
+    for window, length in WINDOWS.items():
+        # A minute counts when it began within the window: exact to the minute.
+        since = now - length
+        inside = [row for row in activity.minutes if row.minute > since - timedelta(minutes=1)]
+        counts[window] = WindowCounts(
+            **{kind: sum(getattr(row, kind) for row in inside) for kind in ATTEMPT_KINDS},
+            unknown_deliveries=bounded_count(Delivery.objects.filter(
+                state=Delivery.State.OUTCOME_UNKNOWN, created_at__gt=since, created_at__lte=now,
+            )),
+        )
     this_hour = now.replace(minute=0, second=0, microsecond=0)
     first = this_hour - timedelta(hours=hours - 1)
-    rows = (
-        Entry.objects.filter(created_at__gte=first, created_at__lte=now)
-        .annotate(hour=TruncHour("created_at", tzinfo=UTC))
-        .values("hour")
-        .annotate(count=Count("id"))
-        .values_list("hour", "count")
+    by_hour: dict[datetime, int] = {}
+    for row in activity.minutes:
+        hour = row.minute.astimezone(UTC).replace(minute=0)
+        by_hour[hour] = by_hour.get(hour, 0) + row.posts
+    return Dashboard(
+        counts=counts,
+        hours=[
+            HourCount(hour=h, count=by_hour.get(h, 0))
+            for h in (first + timedelta(hours=i) for i in range(hours))
+        ],
+        rolled_up_at=activity.rolled_up_at,
     )
-    by_hour = {hour: count for hour, count in rows}
-    return [
-        HourCount(hour=h, count=by_hour.get(h, 0))
-        for h in (first + timedelta(hours=i) for i in range(hours))
-    ]
 
 
 # --- Deliveries (SPEC 9) -------------------------------------------------------------------
@@ -161,14 +173,15 @@ def deliveries_for_entries(*, entry_ids: list[int], now: datetime) -> dict[int, 
 
 @dataclass(frozen=True)
 class DeliveryCounts:
-    unknown: int
+    unknown: Bounded
     endpoints_disabled: int
 
 
 def delivery_counts() -> DeliveryCounts:
-    """What waits for an operator: the inbox and the endpoints that stopped."""
+    """What waits for an operator: the inbox (counted up to a bound) and the endpoints
+    that stopped."""
     return DeliveryCounts(
-        unknown=Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN).count(),
+        unknown=bounded_count(Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN)),
         endpoints_disabled=delivery_selectors.endpoints_disabled_count(),
     )
 

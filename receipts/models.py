@@ -49,7 +49,10 @@ class Receipt(models.Model):
         indexes = [
             models.Index(fields=["request_id"], name="receipt_request_id"),
             models.Index(fields=["result_id"], name="receipt_result_id"),
-            models.Index(fields=["receipt_expires_at"], name="receipt_expiry"),
+            # The thread purge walks due receipts by `(receipt_expires_at, id)`, ties and
+            # all (maintenance/tombstones/purge.py receipts_due): with the expiry alone,
+            # a batch among many receipts sharing one expiry sorted them all first.
+            models.Index(fields=["receipt_expires_at", "id"], name="receipt_expiry_id"),
             # The deletion purge walks deleted receipts by `deleted_at` (the policy in
             # force at each purge decides, not the expiry the delete stored); only
             # deleted receipts have one, so the index stays small.
@@ -76,6 +79,11 @@ class Tombstone(models.Model):
     # alignment padding, 8 bytes a row), which keeps a tombstone under 100 bytes on disk
     # with its index. Compared with `now` it means "until the start of that day".
     expires_at = models.DateField()
+
+    class Meta:
+        # The tombstone purge takes `expires_at <= today ORDER BY expires_at` a batch at
+        # a time (it deletes, so it never pages); without it each batch scanned them all.
+        indexes = [models.Index(fields=["expires_at"], name="tombstone_expiry")]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.get_reason_display()})"

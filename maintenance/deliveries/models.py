@@ -154,10 +154,18 @@ class Delivery(models.Model):
             models.Index(fields=["entry_id"], name="delivery_entry"),
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_newest"),
             # Partial: a new delivery is unsettled, so the post that writes it skips this
-            # index; the retention purge (settled_at < cutoff) is all that reads it.
+            # index; the retention purge (a final state, settled_at < cutoff, oldest
+            # first) is all that reads it, in its order: led by the state, each batch
+            # sorted every settled row of the three final states.
             models.Index(
-                fields=["state", "settled_at"], name="delivery_state_settled",
-                condition=models.Q(settled_at__isnull=False),
+                fields=["settled_at"], name="delivery_final_settled",
+                condition=models.Q(state__in=["succeeded", "failed", "cancelled"]),
+            ),
+            # The unknown outcomes waiting for an operator: counted on the dashboard up
+            # to a bound (moderation/selectors.py), whatever the size of the table.
+            models.Index(
+                fields=["created_at", "id"], name="delivery_unknown_created",
+                condition=models.Q(state="outcome_unknown"),
             ),
         ]
 

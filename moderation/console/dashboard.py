@@ -15,8 +15,9 @@ from moderation.console.page import console, render_page
 @console()
 def dashboard(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    counts = selectors.attempt_counts(now=now)
-    chart = charts.hourly_bar_chart(selectors.posts_per_hour(now=now))
+    figures = selectors.dashboard_figures(now=now)
+    counts = figures.counts
+    chart = charts.hourly_bar_chart(figures.hours)
     rows = [
         ("New", "new"),
         ("Replayed", "replayed"),
@@ -39,6 +40,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 f"hour had {chart.peak}. Hover a bar for its hour."
             ),
             "deliveries": selectors.delivery_counts(),
+            "rolled_up_at": figures.rolled_up_at,
             "now": now,
         },
     )

@@ -14,6 +14,7 @@ from kombu.exceptions import KombuError
 from board.models import Principal
 from board.retention.moments import aware_moment
 from maintenance import forecast
+from maintenance.models import PurgeForecast
 from moderation import erasure
 from moderation.console import charts
 from moderation.console.forms import REASON_MAX
@@ -116,8 +117,9 @@ def erasure_page_context(erasure_id: int) -> dict:
     }
 
 
-def retention_context() -> dict:
-    """The forecast, the expiry chart, the recent runs and the erasures."""
+def retention_context(*, recorded: PurgeForecast | None) -> dict:
+    """The last recorded forecast (`recorded`, never a dry run run here: SPEC 8.3), the
+    expiry chart, the recent runs and the erasures."""
     now = timezone.now()
     days = forecast.receipts_expiring_by_day(now=now)
     expiring = sum(n for _, n in days)
@@ -144,7 +146,10 @@ def retention_context() -> dict:
             ),
         })
     return {
-        "forecast": forecast.purge_forecast(now=now),
+        "forecast": recorded.jobs if recorded else None,
+        "forecast_measured_at": recorded.measured_at if recorded else None,
+        "forecast_age": now - recorded.measured_at if recorded else None,
+        "forecast_took": recorded.duration_seconds if recorded else None,
         "expiring_chart": charts.labelled_bar_chart(
             [(f"{day:%Y-%m-%d}: {n} receipt{'' if n == 1 else 's'}", n) for day, n in days],
             first_label=f"{days[0][0]:%b %d}", last_label=f"{days[-1][0]:%b %d}",

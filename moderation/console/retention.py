@@ -13,6 +13,7 @@ from kombu.exceptions import KombuError
 
 from board.retention import holds
 from board.retention import policies as retention
+from maintenance import forecast
 from maintenance import selectors as maintenance
 from moderation import services
 from moderation.console import erasure as erasure_pages
@@ -127,7 +128,8 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
 @require_GET
 @console()
 def retention_page(request: HttpRequest) -> HttpResponse:
-    overview = maintenance.retention_overview(timezone.now())
+    recorded = forecast.forecast_latest()
+    overview = maintenance.retention_overview(timezone.now(), recorded=recorded)
     in_force = retention.retention_current(fresh=True)
     rows = [
         {
@@ -151,7 +153,7 @@ def retention_page(request: HttpRequest) -> HttpResponse:
         {
             "overview": overview,
             "rows": rows,
-            **erasure_pages.retention_context(),
+            **erasure_pages.retention_context(recorded=recorded),
             **policies_and_holds_context(),
         },
     )

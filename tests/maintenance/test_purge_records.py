@@ -156,9 +156,9 @@ def test_the_overview_shows_policies_runs_schedule_and_tombstones():
     assert threads.last_run.counts["threads"] == 0
     assert threads.next_run_at > now
     assert jobs["purge-deletion-records"].last_run is None
-    assert overview.tombstone_count == 1
-    assert overview.tombstone_bytes > 0
-    assert overview.tombstone_bytes_source in {"pg_total_relation_size", "dbstat", "estimate"}
+    assert overview.tombstones["count"] == 1 and not overview.tombstones["about"]
+    assert overview.tombstones["bytes"] > 0
+    assert overview.tombstones["source"] in {"pg_total_relation_size", "dbstat", "estimate"}
 
 
 @pytest.mark.django_db

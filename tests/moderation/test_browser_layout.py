@@ -16,7 +16,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from board import services as board
+from maintenance.activity import activity_roll_up
 from maintenance.deliveries.models import Delivery
+from maintenance.forecast import forecast_record
 from maintenance.models import MaintenanceRun
 from moderation import erasure
 from moderation import services as moderation
@@ -87,6 +89,9 @@ def board_that_has_run_a_while(receiver) -> dict:  # noqa: F811
         finished_at=timezone.now() - timedelta(hours=1), duration_seconds=0.02,
         counts={"receipts": 20},
     )
+    # What beat keeps: the dashboard's rollup and the retention page's forecast.
+    activity_roll_up(now=timezone.now())
+    forecast_record(now=timezone.now())
     return {
         "question": asked.entry.pk,
         "request_id": payloads[1]["request_id"],

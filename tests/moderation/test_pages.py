@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from board.models import Entry
+from maintenance.activity import activity_roll_up
 from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question, reply
@@ -23,6 +24,7 @@ def test_the_dashboard_counts_attempts_by_outcome(console, agent, anonymous, set
     agent.post({**first, "body": "changed"})            # conflict
     agent.post(question())                              # new (4th attempt of the hour)
     agent.post(question())                              # rate-limited (source)
+    activity_roll_up(now=timezone.now())  # what beat runs every minute
     response = console.get("/console/")
     rows = {label: (hour, day) for label, hour, day in response.context["counts"]}
     assert rows == {

@@ -17,6 +17,7 @@ import pytest
 from board import services as board
 from maintenance.deliveries import sweep
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
+from moderation import selectors
 from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
@@ -291,6 +292,29 @@ def test_the_dashboard_counts_unknown_outcomes_and_disabled_endpoints(
     act(console, delivery, "mark-failed", reason="gone")
     html = console.get("/console/").content.decode()
     assert "<strong>0</strong> deliveries with an unknown outcome wait" in html
+
+
+def test_the_dashboard_counts_unknown_outcomes_only_up_to_its_bound(
+    administrator, receiver, monkeypatch  # noqa: F811
+):
+    # given: three lost deliveries, and the bound (10,000 in production) lowered to two,
+    # the real counting path otherwise
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 2)
+    endpoint = endpoint_for(receiver)
+    for _ in range(3):
+        lost(receiver, endpoint)
+
+    # when
+    page = logged_in(administrator).get("/console/")
+
+    # then: "more than 2", in the counts and the waiting card alike; never a full count
+    html = page.content.decode()
+    assert "<strong>more than 2</strong> deliveries with an unknown outcome wait" in html
+    rows = {label: (str(hour), str(day)) for label, hour, day in page.context["counts"]}
+    assert rows["Unknown delivery outcomes"] == ("more than 2", "more than 2")
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 3)
+    html = logged_in(administrator).get("/console/").content.decode()
+    assert "<strong>3</strong> deliveries with an unknown outcome wait" in html
 
 
 def test_moderators_see_the_inbox_but_no_actions(moderator, receiver):  # noqa: F811
