@@ -11,10 +11,11 @@ took 87 s, past gunicorn's timeout. A beat job (`forecast-purges`) runs it inste
 records the result (`forecast_record`, a `PurgeForecast` row); the page shows the last
 one with its age, or says it was not yet measured.
 
-What else the page reads is bounded by index: receipts expiring in the next 30 days by
-`(receipt_expires_at, id)` and the deleted ones by `receipt_deleted`, each a range of
-what expires in those days, not the board; the last runs of each job by
-`run_job_latest`; the tombstones' number an estimate (`tombstones_estimate`).
+The receipts expiring per day over the next 30 days are recorded with it: with the
+default 30-day retention every live receipt expires within those days, so counting them
+costs what the board holds, which a page may not pay (SPEC 11.7). What else the page
+reads is bounded by index: the last runs of each job by `run_job_latest`; the
+tombstones' number an estimate (`tombstones_estimate`).
 
 Each job's `removed` is the one count the job records for the rows it exists to remove
 (`REMOVED_KEY`): entries for expired threads, receipts for deletion records, and so on.
@@ -175,11 +176,13 @@ def forecast_record(*, now: datetime) -> PurgeForecast:
     report = purge_forecast(now=now)
     count = Tombstone.objects.count()
     size, source = selectors.tombstone_disk_size(count)
+    expiring = [[f"{day:%Y-%m-%d}", n] for day, n in receipts_expiring_by_day(now=now)]
     recorded = PurgeForecast.objects.create(
         measured_at=now,
         duration_seconds=round(time.monotonic() - clock, 3),
         jobs=report,
         tombstones={"count": count, "bytes": size, "source": source},
+        expiring=expiring,
     )
     PurgeForecast.objects.filter(measured_at__lt=recorded.measured_at).delete()
     return recorded

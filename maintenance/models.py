@@ -59,6 +59,9 @@ class PurgeForecast(models.Model):
     jobs = models.JSONField(default=dict)
     # The tombstones counted exactly at the same time: {"count": N, "bytes": N, "source": ...}.
     tombstones = models.JSONField(default=dict)
+    # Receipts expiring per day from then, [["YYYY-MM-DD", N], ...]: at a 30-day retention
+    # every live receipt expires within the chart's 30 days, so it is counted here too.
+    expiring = models.JSONField(default=list)
 
     def __str__(self) -> str:
         return f"forecast at {self.measured_at:%Y-%m-%d %H:%M:%S}"

@@ -1,7 +1,7 @@
 """The console's doors onto erasure (SPEC 8.4) and the retention page's forecast (8.3):
 they read a form, call `moderation.erasure` or `maintenance.forecast`, and answer."""
 
-from datetime import datetime
+from datetime import date, datetime
 
 from django import forms
 from django.contrib import messages
@@ -121,7 +121,7 @@ def retention_context(*, recorded: PurgeForecast | None) -> dict:
     """The last recorded forecast (`recorded`, never a dry run run here: SPEC 8.3), the
     expiry chart, the recent runs and the erasures."""
     now = timezone.now()
-    days = forecast.receipts_expiring_by_day(now=now)
+    days = [(date.fromisoformat(day), n) for day, n in recorded.expiring] if recorded else []
     expiring = sum(n for _, n in days)
     recent = []
     for job, runs in forecast.recent_runs().items():
@@ -153,11 +153,12 @@ def retention_context(*, recorded: PurgeForecast | None) -> dict:
         "expiring_chart": charts.labelled_bar_chart(
             [(f"{day:%Y-%m-%d}: {n} receipt{'' if n == 1 else 's'}", n) for day, n in days],
             first_label=f"{days[0][0]:%b %d}", last_label=f"{days[-1][0]:%b %d}",
-        ),
+        ) if days else None,
         "expiring_summary": (
-            f"{expiring} receipt{' expires' if expiring == 1 else 's expire'} in the next 30 "
-            "days. Hover a bar for its day."
-        ),
+            f"{expiring} receipt{' expires' if expiring == 1 else 's expire'} in the 30 days "
+            f"after {recorded.measured_at:%Y-%m-%d %H:%M} UTC, when the forecast was last "
+            "measured. Hover a bar for its day."
+        ) if recorded else "Not yet measured: the forecast job records it.",
         "recent": recent,
         "erasures": list(Erasure.objects.select_related("principal")[:20]),
     }
