@@ -145,7 +145,17 @@ class FieldProblem(BaseModel):
     problem: str
 
 
+def _no_null_defaults(schema: dict) -> None:
+    # `= None` below means "absent", not a default of null: left out of the schema, as
+    # OpenAPI 3.1 refuses a default its own type does not allow.
+    for field in schema.get("properties", {}).values():
+        if "default" in field and field["default"] is None:
+            del field["default"]
+
+
 class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_no_null_defaults)
+
     code: str
     message: str
     # Only in some errors: not required, and never null when present.
