@@ -164,8 +164,8 @@ class ErrorDetail(BaseModel):
     fields: Annotated[list[FieldProblem], Field(max_length=FIELDS_LISTED)] = None
     fields_omitted: Annotated[int, WithJsonSchema({
         "type": "integer", "minimum": 1,
-        "description": f"Problems past the first {FIELDS_LISTED} that error.fields leaves out; present "
-        "only when there are some.",
+        "description": f"Problems past the first {FIELDS_LISTED} that error.fields leaves "
+        "out; present only when there are some.",
     })] = None
 
 
