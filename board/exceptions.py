@@ -56,17 +56,37 @@ class MethodNotAllowed(BoardError):
     message = "this path does not accept that method"
 
 
+# A refusal never grows with its input (SPEC 11.6): `error.fields` keeps the first
+# problems, each field name (which may echo a client's key) cut, and counts the rest.
+FIELDS_LISTED = 20
+FIELD_ECHOED = 64
+
+
 class InvalidRequest(BoardError):
     status = 422
     code = "invalid_request"
     message = "the request has invalid fields"
 
     def __init__(self, fields: list[dict[str, str]]) -> None:
-        super().__init__("; ".join(f"{f['field']}: {f['problem']}" for f in fields))
-        self.fields = fields
+        self.fields = [
+            {**problem, "field": problem["field"][:FIELD_ECHOED]}
+            for problem in fields[:FIELDS_LISTED]
+        ]
+        self.fields_omitted = max(len(fields) - FIELDS_LISTED, 0)
+        # The first problem alone, so the message stays one line whatever was sent.
+        said = None
+        if self.fields:
+            first = self.fields[0]
+            said = f"{first['field']}: {first['problem']}"
+            if len(fields) > 1:
+                said += f" (and {len(fields) - 1} more problems in error.fields)"
+        super().__init__(said)
 
     def details(self) -> dict:
-        return {"fields": self.fields}
+        details: dict = {"fields": self.fields}
+        if self.fields_omitted:
+            details["fields_omitted"] = self.fields_omitted
+        return details
 
 
 class ParentUnavailable(BoardError):

@@ -5,7 +5,7 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import Path, Query
 from ninja.errors import HttpError, ValidationError
@@ -28,6 +28,7 @@ from board.http.answers import (
     request_id_answer,
     thread_answer,
     thread_list_answer,
+    wire_json,
 )
 from board.http.auth import POST_AUTH, READ_AUTH
 from board.http.json_schemas import (
@@ -74,14 +75,16 @@ AS_SENT = Query(None, include_in_schema=False)
 AS_SENT_IN_PATH = Path(..., include_in_schema=False)
 
 
-def answer_response(answer: Answer) -> JsonResponse:
-    response = JsonResponse(answer.body, status=answer.status)
+def answer_response(answer: Answer) -> HttpResponse:
+    response = HttpResponse(
+        wire_json(answer.body), status=answer.status, content_type="application/json"
+    )
     for name, value in answer.headers.items():
         response[name] = value
     return response
 
 
-def error_response(error: ServiceError) -> JsonResponse:
+def error_response(error: ServiceError) -> HttpResponse:
     return answer_response(error_answer(error))
 
 

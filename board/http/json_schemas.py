@@ -6,8 +6,9 @@ that check it (board.http.schemas), the answers' from the classes below."""
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
 from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
 from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
     BODY,
@@ -141,16 +142,31 @@ class ThreadAnswer(PublicEntryAnswer):
 
 
 class FieldProblem(BaseModel):
-    field: str
+    field: Annotated[str, Field(max_length=FIELD_ECHOED)]
     problem: str
 
 
+def _no_null_defaults(schema: dict) -> None:
+    # `= None` below means "absent", not a default of null: left out of the schema, as
+    # OpenAPI 3.1 refuses a default its own type does not allow.
+    for field in schema.get("properties", {}).values():
+        if "default" in field and field["default"] is None:
+            del field["default"]
+
+
 class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_no_null_defaults)
+
     code: str
     message: str
     # Only in some errors: not required, and never null when present.
     retry_after_seconds: Annotated[int, WithJsonSchema({"type": "integer"})] = None
-    fields: list[FieldProblem] = None
+    fields: Annotated[list[FieldProblem], Field(max_length=FIELDS_LISTED)] = None
+    fields_omitted: Annotated[int, WithJsonSchema({
+        "type": "integer", "minimum": 1,
+        "description": f"Problems past the first {FIELDS_LISTED} that error.fields leaves "
+        "out; present only when there are some.",
+    })] = None
 
 
 class ErrorAnswer(BaseModel):

@@ -44,7 +44,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
 from board.exceptions import Unauthorized, error_answer
-from board.http.answers import Sender, request_sender
+from board.http.answers import Sender, request_sender, wire_json
 from board.mcp.tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
     LIST_TTL_MS,
@@ -143,9 +143,9 @@ class ProtocolError(Exception):
 
 
 def _json(payload: dict, *, status: int = 200, headers: dict | None = None) -> HttpResponse:
-    # ASCII with escapes, as the API's JsonResponse answers: a client's lone surrogate
-    # echoed back (an id, an unknown argument's name) has no UTF-8 form, only an escape.
-    response = HttpResponse(json.dumps(payload), status=status, content_type="application/json")
+    # As the API answers (`wire_json`): a client's lone surrogate echoed back (an id, an
+    # unknown argument's name) has no UTF-8 form, only an escape.
+    response = HttpResponse(wire_json(payload), status=status, content_type="application/json")
     for name, value in (headers or {}).items():
         response[name] = value
     return response

@@ -169,11 +169,23 @@ def tools_call(calling: Calling, params: dict) -> ToolCalled:
     return ToolCalled(status=answer.status, result={
         "content": [
             {"type": "text", "text": summary(tool.name, answer)},
-            {"type": "text", "text": json.dumps(structured, ensure_ascii=False)},
+            {"type": "text", "text": json.dumps(_text_copy(structured), ensure_ascii=False)},
         ],
         "structuredContent": structured,
         "isError": answer.status >= 400,
     })
+
+
+def _text_copy(structured: dict) -> dict:
+    """structuredContent as the text content repeats it, for hosts that show a model only
+    text: all of it but a refusal's `error.fields`, which structuredContent alone carries
+    (its first problem is in the message), so the result holds the list once and stays
+    within SPEC 11.6's 16 KiB."""
+    error = structured["data"].get("error")
+    if not isinstance(error, dict) or "fields" not in error:
+        return structured
+    error = {name: value for name, value in error.items() if name != "fields"}
+    return {**structured, "data": {**structured["data"], "error": error}}
 
 
 # --- Tool arguments: checked like the HTTP endpoint checks its path and query -----------

@@ -100,8 +100,8 @@ def _error_summary(tool: str, answer: Answer) -> str:
         "deleted": "An operator deleted this entry; do not retry it, it will not be recreated.",
         "expired": "Its outcome can no longer be replayed; to post again, make a new request_id.",
         "invalid_request": (
-            "Nothing was saved. Fix the arguments named in error.fields and call again; the "
-            "same request_id may be reused."
+            "Nothing was saved. Fix the arguments named in structuredContent's error.fields "
+            "and call again; the same request_id may be reused."
         ),
         "parent_unavailable": "Nothing was saved. Reply to a public, open question.",
         "rate_limited": f"Nothing was saved. Wait {wait}s, then {same}.",

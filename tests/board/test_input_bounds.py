@@ -517,3 +517,172 @@ def test_the_console_refuses_a_huge_endpoint_url_within_a_second(django_user_mod
 
     assert response.status_code < 500
     assert Endpoint.objects.count() == 0
+
+
+# --- Keys: a shape check linear in the body, a refusal that does not grow ---------------
+# SPEC 11.6: whatever a body's keys (tens of thousands, unknown, holding lone surrogates,
+# at the top or inside `actor`, over HTTP or as MCP arguments), checking its shape costs
+# time linear in its size, and the refusal lists at most 20 problems in at most 16 KiB.
+
+SIXTEEN_KIB = 16 * 1024
+
+
+def surrogate_keys(count: int) -> dict:
+    """`count` keys each holding a lone surrogate, short enough that 20,000 fit in 256 KiB."""
+    return {chr(0xD800 + n % 1024) + str(n // 1024): 0 for n in range(count)}
+
+
+def unknown_keys(count: int) -> dict:
+    return {f"k{n}": 0 for n in range(count)}
+
+
+KEYS = {"surrogate": surrogate_keys, "unknown": unknown_keys}
+
+
+def keyed_post(keys: dict, where: str) -> dict:
+    payload = question()
+    if where == "actor":
+        payload["actor"] = {**payload["actor"], **keys}
+    else:
+        payload.update(keys)
+    return payload
+
+
+def ascii_json(payload: dict) -> bytes:
+    # A lone surrogate has no UTF-8 form: a client sends it as an escape.
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def mcp_tool_raw(client, name: str, arguments: bytes):
+    envelope = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": "@", "_meta": META},
+    }).encode().replace(b'"@"', arguments)
+    return rpc(client, envelope, **modern_headers("tools/call", name))
+
+
+# Each door: how it sends a body holding the given keys, and the answer's error object.
+DOORS = {
+    "http-top": lambda agent, keys: agent.post_raw(ascii_json(keyed_post(keys, "top"))),
+    "http-actor": lambda agent, keys: agent.post_raw(ascii_json(keyed_post(keys, "actor"))),
+    "mcp-post_entry-top": lambda agent, keys: mcp_tool_raw(
+        agent.client, "post_entry", ascii_json(keyed_post(keys, "top"))),
+    "mcp-post_entry-actor": lambda agent, keys: mcp_tool_raw(
+        agent.client, "post_entry", ascii_json(keyed_post(keys, "actor"))),
+    "mcp-new_request_id": lambda agent, keys: mcp_tool_raw(
+        agent.client, "new_request_id", ascii_json(keys)),
+    "mcp-list_threads": lambda agent, keys: mcp_tool_raw(
+        agent.client, "list_threads", ascii_json(keys)),
+}
+
+
+def refusal(response, door: str) -> dict:
+    """The error object of a refused call, over either door."""
+    if door.startswith("mcp"):
+        structured = mcp_structured(response)
+        assert structured["http_status"] == 422
+        return structured["data"]["error"]
+    assert response.status_code == 422, response.content[:300]
+    return response.json()["error"]
+
+
+def cpu_seconds(call) -> float:
+    """The least CPU time of three calls in this process (the test client serves the
+    request in it): what the request costs, not what else the machine is doing."""
+    spent = []
+    for _ in range(3):
+        started = time.process_time()
+        call()
+        spent.append(time.process_time() - started)
+    return min(spent)
+
+
+@pytest.mark.parametrize("kind", KEYS)
+@pytest.mark.parametrize("door", DOORS)
+def test_four_times_the_keys_cost_less_than_six_times_the_time(anonymous, door, kind):
+    send, make = DOORS[door], KEYS[kind]
+    few, many = make(5_000), make(20_000)
+    warm_up(anonymous)
+    send(anonymous, make(3))
+
+    assert refusal(send(anonymous, many), door)["code"] == "invalid_request"
+    few_seconds = cpu_seconds(lambda: send(anonymous, few))
+    many_seconds = cpu_seconds(lambda: send(anonymous, many))
+
+    assert many_seconds < 6 * few_seconds, (
+        f"5,000 keys: {few_seconds:.3f} s, 20,000 keys: {many_seconds:.3f} s"
+    )
+    assert many_seconds < 1.0
+    assert counts()["entries"] == 0
+
+
+def test_a_body_of_20_000_lone_surrogate_keys_is_refused_in_under_a_second_of_cpu(anonymous):
+    body = ascii_json(keyed_post(surrogate_keys(20_000), "top"))
+    assert len(body) <= settings.SETTLE_MAX_BODY_BYTES
+    warm_up(anonymous)
+
+    seconds = cpu_seconds(lambda: anonymous.post_raw(body))
+    error = refusal(anonymous.post_raw(body), "http")
+
+    assert seconds < 1.0, f"{seconds:.2f} s of CPU"
+
+    assert len(error["fields"]) == 20
+    assert error["fields_omitted"] == 20_000 - 20
+    assert counts() == NOTHING_WRITTEN
+
+
+# Characters whose JSON costs the most: an astral one (12 bytes as an ASCII escape), a
+# control character and a lone surrogate (6 bytes escaped), a quote; and plain letters.
+WIDE = {"astral": "\U0001f600", "control": "\x01", "surrogate": "\ud800", "quote": '"',
+        "letter": "a"}
+
+
+def long_keys(char: str, count: int) -> list[str]:
+    """`count` keys of 100 characters, in the order SPEC 5 lists unknown keys (sorted)."""
+    return sorted(f"{n:05d}" + char * 95 for n in range(count))
+
+
+@pytest.mark.parametrize("where", ["top", "actor"])
+@pytest.mark.parametrize("char", WIDE)
+@pytest.mark.parametrize("door", ["http", "mcp"])
+def test_a_refusal_lists_the_first_20_problems_cut_to_64_characters_within_16_kib(
+    anonymous, door, char, where
+):
+    keys = long_keys(WIDE[char], 100)
+    payload = ascii_json(keyed_post(dict.fromkeys(keys, 0), where))
+    if door == "http":
+        response = anonymous.post_raw(payload)
+    else:
+        response = mcp_tool_raw(anonymous.client, "post_entry", payload)
+
+    assert len(response.content) <= SIXTEEN_KIB
+    error = refusal(response, door)
+    prefix = "actor." if where == "actor" else ""
+    assert error["fields"] == [
+        {"field": (prefix + key)[:64], "problem": "unknown field"} for key in keys[:20]
+    ]
+    assert error["fields_omitted"] == 100 - 20
+    assert keys[1][:20] not in error["message"]  # the message names the first alone
+    assert counts() == NOTHING_WRITTEN
+
+
+@pytest.mark.parametrize("kind", KEYS)
+@pytest.mark.parametrize("door", DOORS)
+def test_no_refusal_of_a_body_full_of_keys_exceeds_16_kib(anonymous, door, kind):
+    response = DOORS[door](anonymous, KEYS[kind](20_000))
+
+    assert len(response.content) <= SIXTEEN_KIB
+    error = refusal(response, door)
+    assert len(error["fields"]) == 20
+    assert error["fields_omitted"] >= 20_000 - 20
+    if door.startswith("mcp"):
+        # The text content does not carry the list a second time.
+        texts = [part["text"] for part in response.json()["result"]["content"]]
+        assert all(error["fields"][1]["field"] not in text for text in texts)
+
+
+def test_a_refusal_of_20_problems_or_fewer_says_nothing_omitted(anonymous):
+    error = refusal(anonymous.post(keyed_post(unknown_keys(20), "top")), "http")
+
+    assert len(error["fields"]) == 20
+    assert "fields_omitted" not in error

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openapi_spec_validator import OpenAPIV31SpecValidator
 
 from board.exceptions import BadRequest
 from board.http.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
@@ -27,6 +28,18 @@ MCP_TOOLS = {
 @pytest.fixture
 def document(anonymous) -> dict:
     return anonymous.client.get("/api/v1/openapi.json").json()
+
+
+def test_the_served_document_is_valid_openapi_3_1(document):
+    # Code generators read it: openapi-spec-validator is what they would meet first.
+    assert document["openapi"].startswith("3.1")
+
+    problems = [
+        f"{'/'.join(str(part) for part in error.absolute_path)}: {error.message}"
+        for error in OpenAPIV31SpecValidator(document).iter_errors()
+    ]
+
+    assert problems == []
 
 
 def test_it_describes_every_route_under_the_mcp_tools_names(document):
