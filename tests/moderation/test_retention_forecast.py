@@ -102,3 +102,19 @@ def test_the_forecast_job_keeps_only_its_newest_record(agent):
     newest = forecast_record(now=timezone.now())
 
     assert list(PurgeForecast.objects.all()) == [newest]
+
+
+def test_its_expiry_chart_is_the_one_recorded_with_the_forecast(console, agent):
+    # given: one receipt when the forecast was recorded, two more posted since
+    agent.post(question())
+    before = console.get("/console/retention/").content.decode()
+    forecast_record(now=timezone.now())
+    agent.post(question())
+    agent.post(question())
+
+    # when
+    page = console.get("/console/retention/").content.decode()
+
+    # then: the chart counts what the forecast counted; rendering counted nothing
+    assert "Not yet measured: the forecast job records it." in before
+    assert "1 receipt expires in the 30 days after" in page
