@@ -19,7 +19,7 @@ VENV_PYTHON := $(VENV)/.python-$(PYTHON_VERSION)
 export DEBUG ?= true
 export SECRET_KEY ?= settle-local-development-key
 
-.PHONY: run worker beat manage test bench install install-test clean
+.PHONY: run worker beat manage test bench bench-scale install install-test clean
 
 $(VENV_PYTHON):
 	@test -n "$(PYTHON_VERSION)" || { echo "Settle needs Python 3.11, 3.12 or 3.13 on PATH," \
@@ -79,6 +79,15 @@ bench: install-test
 	$(PY) -m pytest tests/bench -o python_files='bench_*.py' -s $(PYTEST_ARGS)
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(PY) tests/bench/http_bench.py
+
+# The console, the retention jobs and the agent side at millions of entries (issue 39):
+# a dataset loaded once per size (PostgreSQL `settle_scale_<N>`, SQLite
+# var/scale-<N>.sqlite3), served by gunicorn, timed against a 50,000-entry baseline.
+# SCALE_ENTRIES=N picks the size (default 5,000,000 on PostgreSQL, 1,000,000 on SQLite);
+# SCALE_EXPLAIN=1 also writes the slow statements' plans (PostgreSQL). The table goes to
+# var/bench-scale-<engine>-<N>.md.
+bench-scale: install-test
+	$(PY) tests/bench/bench_scale.py
 
 clean:
 	rm -rf .venv .venv-* var
