@@ -93,18 +93,40 @@ def dataset_env(base_url: str, n: int) -> dict:
 
 
 def database_create(base_url: str, n: int) -> None:
-    """PostgreSQL: make `settle_scale_<N>` if missing (the dataset's own database)."""
+    """The dataset's own database, made anew unless a load finished in it (a load that
+    stopped half-way is not resumed: it starts again from an empty database)."""
+    VAR.mkdir(exist_ok=True)
     if not is_postgres(base_url):
-        VAR.mkdir(exist_ok=True)
+        path = VAR / f"scale-{n}.sqlite3"
+        if path.exists():
+            import sqlite3
+
+            with contextlib.closing(sqlite3.connect(path)) as connection:
+                if _loaded(connection.execute, sqlite3.OperationalError):
+                    return
+            for stale in VAR.glob(f"scale-{n}.sqlite3*"):
+                stale.unlink()
         return
     import psycopg
 
     parts = urllib.parse.urlsplit(base_url)
-    admin = urllib.parse.urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
-        name = f"settle_scale_{n}"
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            connection.execute(f'CREATE DATABASE "{name}"')
+    name = f"settle_scale_{n}"
+    with psycopg.connect(urllib.parse.urlunsplit(parts._replace(path="/postgres")),
+                         autocommit=True) as admin:
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            with psycopg.connect(urllib.parse.urlunsplit(parts._replace(path=f"/{name}")),
+                                 autocommit=True) as dataset:
+                if _loaded(dataset.execute, psycopg.errors.UndefinedTable):
+                    return
+            admin.execute(f'DROP DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+
+
+def _loaded(execute, missing: type[Exception]) -> bool:
+    try:
+        return execute("SELECT count(*) FROM bench_scale_loaded").fetchone()[0] > 0
+    except missing:
+        return False
 
 
 def in_dataset(env: dict, *args: str, capture: bool = True) -> str:
@@ -260,9 +282,9 @@ def _load(n: int) -> dict:
             FROM board_entry e
             JOIN receipts_receipt r ON r.result_id = ((e.id - 1) %% %(m)s) + 1
                 AND r.id <= %(seed_receipts)s
-            WHERE e.id > %(first)s * %(m)s AND e.id <= %(last)s * %(m)s
+            WHERE e.id > %(low)s AND e.id <= %(high)s
             ORDER BY e.id
-        """, {"first": first, "last": last, "seed_receipts": seed_receipts})
+        """, {"low": first * m, "high": last * m, "seed_receipts": seed_receipts})
     timed("receipts", f"""
         UPDATE receipts_receipt SET first_seen_at = e.created_at, last_seen_at = e.created_at,
             receipt_expires_at = {expires}
@@ -572,6 +594,9 @@ class Browser:
             response = self.opener.open(request, timeout=HTTP_TIMEOUT)
         except urllib.error.HTTPError as error:
             response = error
+        except OSError:
+            # No answer at all: gunicorn killed the worker at its timeout (30 s).
+            return 0, math.inf, "", self.base + path
         first_byte = time.perf_counter() - clock
         body = response.read().decode("utf-8", "replace")
         return response.status, first_byte, body, response.url
@@ -591,11 +616,14 @@ class Browser:
     def timed(self, path: str, data=None, headers=None, repeats: int = REPEATS,
               warm: bool = True) -> tuple[list[float], str, int]:
         if warm:
-            self.open(path, data, headers)
+            status, first_byte, body, _ = self.open(path, data, headers)
+            if not 0 < status < 500:
+                # A page that fails is not asked again: it would only fail again, slowly.
+                return [math.inf], body, status
         times, body, status = [], "", 0
         for _ in range(repeats):
             status, first_byte, body, _ = self.open(path, data, headers)
-            times.append(first_byte if status < 500 else math.inf)
+            times.append(first_byte if 0 < status < 500 else math.inf)
         return times, body, status
 
 
@@ -750,7 +778,7 @@ def seconds_text(value: float | None) -> str:
     if value is None:
         return "–"
     if math.isinf(value):
-        return "error"
+        return "error (no answer, or a 5xx)"
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
@@ -758,7 +786,7 @@ def table(baseline: int, n: int, small: dict, large: dict) -> str:
     lines = [f"| page or job | {baseline:,} | {n:,} | ratio | |", "|---|---|---|---|---|"]
     for name in list(dict.fromkeys([*small, *large])):
         a, b = small.get(name), large.get(name)
-        ratio = b / a if a and b is not None and not math.isinf(b) else None
+        ratio = b / a if a and b is not None and not math.isinf(a) and not math.isinf(b) else None
         flags = []
         if b is not None and b > SLOW_SECONDS:
             flags.append("over 1 s")
