@@ -514,7 +514,8 @@ def explain() -> None:
     first = client.get("/console/entries/")
     last = nav_links(first.content.decode())["last"]
     if last:
-        pages.insert(1, ("entries, last page", "/console/entries/" + last))
+        pages.insert(1, ("entries, last page",
+                         last if last.startswith("/") else "/console/entries/" + last))
     for name, path in pages:
         with CaptureQueriesContext(connection) as queries:
             client.get(path)
@@ -628,24 +629,27 @@ class Browser:
 
 
 def nav_links(page: str) -> dict[str, str | None]:
-    """The list's nav: `rel` links (the keyset convention) or the old Paginator's."""
-    links = {"next": None, "last": None}
+    """The list's `next` and `last` links: by `rel` (the keyset convention: `rel="next"`,
+    `rel="last"`) wherever the page has them, else the old Paginator's nav ('Older', and
+    `?page=N` from 'Page 1 of N')."""
+    links: dict[str, str | None] = {"next": None, "last": None}
+    for anchor in re.finditer(r"<a\s([^>]*)>(.*?)</a>", page, re.S):
+        rel = re.search(r'rel="([^"]*)"', anchor.group(1))
+        href = re.search(r'href="([^"]*)"', anchor.group(1))
+        if rel and href and rel.group(1) in links and links[rel.group(1)] is None:
+            links[rel.group(1)] = href.group(1).replace("&amp;", "&")
+    if links["next"] or links["last"]:
+        return links
     nav = re.search(r'<nav class="pages".*?</nav>', page, re.S)
     if not nav:
         return links
     for anchor in re.finditer(r"<a\s([^>]*)>(.*?)</a>", nav.group(0), re.S):
-        attributes, text = anchor.group(1), anchor.group(2).strip()
-        href = re.search(r'href="([^"]*)"', attributes)
-        rel = re.search(r'rel="([^"]*)"', attributes)
-        href = href.group(1).replace("&amp;", "&") if href else None
-        if rel and rel.group(1) in links:
-            links[rel.group(1)] = href
-        elif not rel and text == "Older":
-            links["next"] = href
-    if links["last"] is None:
-        pages = re.search(r"Page \d+ of (\d+)", nav.group(0))
-        if pages and links["next"]:
-            links["last"] = re.sub(r"page=\d+", f"page={pages.group(1)}", links["next"])
+        href = re.search(r'href="([^"]*)"', anchor.group(1))
+        if href and anchor.group(2).strip() == "Older":
+            links["next"] = href.group(1).replace("&amp;", "&")
+    pages = re.search(r"Page \d+ of (\d+)", nav.group(0))
+    if pages and links["next"]:
+        links["last"] = re.sub(r"page=\d+", f"page={pages.group(1)}", links["next"])
     return links
 
 
