@@ -24,7 +24,7 @@ export SECRET_KEY ?= settle-local-development-key
 export PIP_DISABLE_PIP_VERSION_CHECK ?= 1
 QUIET_BUILD := PYTHONWARNINGS=ignore
 
-.PHONY: run worker beat manage test test-replication bench install install-test clean
+.PHONY: run worker beat manage test test-replication bench bench-scale install install-test clean
 
 $(VENV_PYTHON):
 	@test -n "$(PYTHON_VERSION)" || { echo "Settle needs Python 3.11, 3.12 or 3.13 on PATH," \
@@ -91,6 +91,15 @@ bench: install-test
 # own, left out of `make test` (pyproject.toml's addopts), run by .ci/run's PostgreSQL leg.
 test-replication: install-test
 	$(PY) -m pytest -p no:xdist -m replication tests/replication $(PYTEST_ARGS)
+
+# The console, the retention jobs and the agent side at millions of entries (issue 39):
+# a dataset loaded once per size (PostgreSQL `settle_scale_<N>`, SQLite
+# var/scale-<N>.sqlite3), served by gunicorn, timed against a 50,000-entry baseline.
+# SCALE_ENTRIES=N picks the size (default 5,000,000 on PostgreSQL, 1,000,000 on SQLite);
+# SCALE_EXPLAIN=1 also writes the slow statements' plans (PostgreSQL). The table goes to
+# var/bench-scale-<engine>-<N>.md.
+bench-scale: install-test
+	$(PY) tests/bench/bench_scale.py
 
 clean:
 	rm -rf .venv .venv-* var
