@@ -29,11 +29,14 @@ def deliveries_unknown() -> QuerySet[Delivery]:
     )
 
 
-def deliveries_unknown_count(*, since: datetime | None = None) -> int:
-    """Unknown outcomes waiting for an operator (created since `since`, when given)."""
+def deliveries_unknown_count(*, since: datetime | None = None, limit: int | None = None) -> int:
+    """Unknown outcomes waiting for an operator (created since `since`, when given),
+    counted up to `limit` when given: past it, the count says only "at least `limit`"."""
     rows = Delivery.objects.filter(state=Delivery.State.OUTCOME_UNKNOWN)
     if since is not None:
         rows = rows.filter(created_at__gte=since)
+    if limit is not None:
+        return rows.values("id")[:limit].count()
     return rows.count()
 
 
