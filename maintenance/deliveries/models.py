@@ -312,7 +312,12 @@ class DeliveryAttempt(models.Model):
 
     class Meta:
         app_label = "maintenance"
-        indexes = [models.Index(fields=["delivery", "started_at"], name="attempt_delivery_time")]
+        indexes = [
+            models.Index(fields=["delivery", "started_at"], name="attempt_delivery_time"),
+            # The deliveries page's success rates read the last SUCCESS_RATE_WINDOW of
+            # attempts by this, a range as long as the window, however old the table.
+            models.Index(fields=["started_at"], name="attempt_started"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.attempt_id}"

@@ -1,6 +1,7 @@
 """The console's deliveries list and inbox by index (SPEC 11.7): newest first with ties by
 id, whole and by state (the inbox is outcome_unknown) and by endpoint (which replaces
-delivery_endpoint_newest, adding the tie). Built CONCURRENTLY on PostgreSQL, so not
+delivery_endpoint_newest, adding the tie); and attempts by their start, for the success
+rates of the last day. Built CONCURRENTLY on PostgreSQL, so not
 atomic; the new endpoint index exists before the old one goes."""
 
 from django.db import migrations, models
@@ -33,4 +34,8 @@ class Migration(migrations.Migration):
             ),
         ),
         RemoveIndexOnline(model_name="delivery", name="delivery_endpoint_newest"),
+        AddIndexOnline(
+            model_name="deliveryattempt",
+            index=models.Index(fields=["started_at"], name="attempt_started"),
+        ),
     ]
