@@ -14,11 +14,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.db import connection
+from django.db.models import Count
 from django.utils import timezone
 
 from board import search as search_index
 from board.models import Entry
-from maintenance.deliveries.models import Delivery
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation import selectors
 from moderation import services as moderation
 from moderation.models import AuditEvent
@@ -368,6 +369,11 @@ def test_it_lists_deliveries_and_the_inbox_through_their_indexes(two_endpoints):
         deliveries(endpoint, state="succeeded",
                    moments=[now - timedelta(seconds=n) for n in range(1500)])
     deliveries(crm, state="outcome_unknown", moments=[now] * 5)
+    DeliveryAttempt.objects.bulk_create(
+        DeliveryAttempt(attempt_id=uuid.uuid4(), delivery=delivery, kind="send",
+                        started_at=delivery.created_at - timedelta(days=3), status_code=200)
+        for delivery in Delivery.objects.all()
+    )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     listed = Delivery.objects.order_by("-created_at", "-id")[:5]
@@ -377,6 +383,9 @@ def test_it_lists_deliveries_and_the_inbox_through_their_indexes(two_endpoints):
     assert "delivery_newest" in plan(listed) and sort not in plan(listed)
     assert "delivery_state_newest" in plan(inbox) and sort not in plan(inbox)
     assert "delivery_endpoint_newest_id" in plan(by_endpoint) and sort not in plan(by_endpoint)
+    recent_sends = DeliveryAttempt.objects.filter(started_at__gte=now - timedelta(days=1))
+    assert "attempt_started" in plan(recent_sends.values("delivery__endpoint").annotate(
+        n=Count("attempt_id")))
 
 
 def test_it_keeps_the_sqlite_search_index_triggers_after_every_migration():
