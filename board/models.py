@@ -95,6 +95,17 @@ class Entry(models.Model):
                 fields=["id"], name="entry_deleted_text_kept",
                 condition=Q(deleted_at__isnull=False) & ~Q(body=""),
             ),
+            # The console's filters (SPEC 11.7), each in the list's order (newest id
+            # first). The partial ones cost a new post nothing: it is neither hidden nor
+            # deleted. The actor's is paid by every post.
+            models.Index(
+                fields=["-id"], name="entry_hidden_newest",
+                condition=Q(visible=False, deleted_at__isnull=True),
+            ),
+            models.Index(
+                fields=["-id"], name="entry_deleted_newest", condition=Q(deleted_at__isnull=False),
+            ),
+            models.Index(fields=["actor_name", "-id"], name="entry_actor_newest"),
         ]
 
     def __str__(self) -> str:

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from board import search
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
@@ -141,10 +142,20 @@ def delivery_rows(deliveries, *, now: datetime) -> list[DeliveryRow]:
     ]
 
 
-def delivery_inbox(*, now: datetime) -> list[DeliveryRow]:
-    """The unknown-outcome inbox, oldest first, with the evidence for each."""
-    # deliveries_unknown() prefetches the attempts itself, oldest first.
-    return delivery_rows(delivery_selectors.deliveries_unknown(), now=now)
+def delivery_inbox() -> QuerySet[Delivery]:
+    """The unknown-outcome inbox, its endpoint and attempts prefetched: page it, then make
+    rows with `delivery_rows`."""
+    return delivery_selectors.deliveries_unknown()
+
+
+# The inbox's size is counted exactly up to here, and said as "more than" past it: the
+# count reads at most one row more than this, however large the inbox grows.
+INBOX_COUNTED_UP_TO = 10_000
+
+
+def delivery_inbox_size() -> int:
+    """The inbox's size, at most INBOX_COUNTED_UP_TO + 1 (read: more than the bound)."""
+    return delivery_selectors.deliveries_unknown_count(limit=INBOX_COUNTED_UP_TO + 1)
 
 
 def deliveries_listed(*, state: str = "", endpoint: str = "") -> QuerySet[Delivery]:
@@ -201,10 +212,14 @@ def entry_search(
     created_to: date | None = None,
     held_text: bool = True,
 ) -> QuerySet[Entry]:
-    """Entries for the console, newest first, every state included unless filtered.
+    """Entries for the console, every state included unless filtered; page them newest
+    first by id (moderation.console.keyset). Each filter is served by an index whose order
+    is the list's: hidden and deleted by partial indexes on id, type by (type, id), the
+    actor (its exact name) by (actor_name, id), days by the id range they span, text by
+    the engine's search index (board.search), stopping at the newest SEARCH_MATCHES_SHOWN.
     Without `held_text` (not an administrator), the text and actor a hold keeps on a
     deleted entry are not searched (SPEC 8.2: administrators only)."""
-    entries = Entry.objects.select_related("principal").order_by("-id")
+    entries = Entry.objects.select_related("principal")
     if type:
         entries = entries.filter(type=type)
     if visibility == "public":
@@ -216,14 +231,31 @@ def entry_search(
     if (actor or text) and not held_text:
         entries = entries.filter(deleted_at__isnull=True)
     if actor:
-        entries = entries.filter(actor_name__icontains=actor)
-    if text:
-        entries = entries.filter(Q(title__icontains=text) | Q(body__icontains=text))
+        entries = entries.filter(actor_name=actor)
     if created_from:
-        entries = entries.filter(created_at__gte=_day_start(created_from))
+        first = _first_entry_id_since(_day_start(created_from))
+        entries = entries.filter(id__gte=first) if first is not None else entries.none()
     if created_to:
-        entries = entries.filter(created_at__lt=_day_start(created_to) + timedelta(days=1))
+        past = _first_entry_id_since(_day_start(created_to) + timedelta(days=1))
+        if past is not None:
+            entries = entries.filter(id__lt=past)
+    if text:
+        matches = search.text_matching(entries, text).order_by("-id")
+        entries = Entry.objects.select_related("principal").filter(
+            id__in=matches.values("id")[: search.SEARCH_MATCHES_SHOWN]
+        )
     return entries
+
+
+def _first_entry_id_since(moment: datetime) -> int | None:
+    """Ids grow with creation time, so a day is the id range between its first entry and
+    the next day's: the list keeps its id order, and entry_created finds both ends."""
+    return (
+        Entry.objects.filter(created_at__gte=moment)
+        .order_by("created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
 
 
 def _day_start(day: date) -> datetime:

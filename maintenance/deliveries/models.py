@@ -120,7 +120,7 @@ class Delivery(models.Model):
     FINAL = (State.SUCCEEDED, State.FAILED, State.CANCELLED)
 
     id = models.UUIDField(primary_key=True)
-    # No index of its own: delivery_endpoint_newest starts with it. Each index is one more
+    # No index of its own: delivery_endpoint_newest_id starts with it. Each index is one more
     # B-tree insert per delivery inside the entry's transaction.
     endpoint = models.ForeignKey(
         Endpoint, on_delete=models.PROTECT, related_name="deliveries", db_index=False
@@ -152,7 +152,13 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["state", "next_attempt_at"], name="delivery_state_due"),
             models.Index(fields=["entry_id"], name="delivery_entry"),
-            models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_newest"),
+            # The console's list and its filters, in its order (newest first, ties by id):
+            # every page a range scan. The inbox is the state filter's outcome_unknown.
+            models.Index(fields=["-created_at", "-id"], name="delivery_newest"),
+            models.Index(fields=["state", "-created_at", "-id"], name="delivery_state_newest"),
+            models.Index(
+                fields=["endpoint", "-created_at", "-id"], name="delivery_endpoint_newest_id"
+            ),
             # Partial: a new delivery is unsettled, so the post that writes it skips this
             # index; the retention purge (a final state, settled_at < cutoff, oldest
             # first) is all that reads it, in its order: led by the state, each batch
@@ -314,7 +320,12 @@ class DeliveryAttempt(models.Model):
 
     class Meta:
         app_label = "maintenance"
-        indexes = [models.Index(fields=["delivery", "started_at"], name="attempt_delivery_time")]
+        indexes = [
+            models.Index(fields=["delivery", "started_at"], name="attempt_delivery_time"),
+            # The deliveries page's success rates read the last SUCCESS_RATE_WINDOW of
+            # attempts by this, a range as long as the window, however old the table.
+            models.Index(fields=["started_at"], name="attempt_started"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.attempt_id}"

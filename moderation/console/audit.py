@@ -2,7 +2,6 @@
 
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
@@ -13,6 +12,7 @@ from moderation.console.forms import (
     AuditFilterForm,
     LoginUnlockForm,
 )
+from moderation.console.keyset import keyset_page
 from moderation.console.page import PAGE_SIZE, console, form_errors, operator_name, render_page
 
 
@@ -25,7 +25,7 @@ def audit(request: HttpRequest) -> HttpResponse:
     events = selectors.audit_events(
         actor=filters.get("actor", ""), action=filters.get("action", "")
     )
-    page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = keyset_page(events, key=("created_at", "id"), asked=request.GET, size=PAGE_SIZE)
     return render_page(request, "moderation/audit.html", {"form": form, "page": page})
 
 

@@ -9,7 +9,6 @@ administrators only; anyone else sees scheme and host (webhook URLs often carry 
 """
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -27,6 +26,7 @@ from moderation.console.forms import (
     EndpointAddForm,
     OptionalReasonForm,
 )
+from moderation.console.keyset import keyset_page
 from moderation.console.page import PAGE_SIZE, console, form_errors, operator_name, render_page
 
 
@@ -43,6 +43,24 @@ def _endpoint_rows(request: HttpRequest) -> list[dict]:
     ]
 
 
+def inbox_context(request: HttpRequest, *, now, paged: bool) -> dict:
+    """The unknown-outcome inbox for a page: `paged`, the page the query string names (the
+    operations page), else its newest page (the deliveries page, whose query string pages
+    its own list). Its size is exact up to INBOX_COUNTED_UP_TO, "more than" past it."""
+    page = keyset_page(
+        selectors.delivery_inbox(), key=("created_at", "id"), asked=request.GET if paged else {},
+        size=PAGE_SIZE,
+    )
+    size = selectors.delivery_inbox_size()
+    bound = selectors.INBOX_COUNTED_UP_TO
+    return {
+        "inbox": selectors.delivery_rows(page.rows, now=now),
+        "inbox_page": page,
+        "inbox_size": f"more than {bound:,}" if size > bound else f"{size:,}",
+        "inbox_paged": paged,
+    }
+
+
 def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> HttpResponse:
     now = timezone.now()
     endpoints = _endpoint_rows(request)
@@ -52,7 +70,7 @@ def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> Http
     found = selectors.deliveries_listed(
         state=filters.get("state", ""), endpoint=filters.get("endpoint", "")
     )
-    page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = keyset_page(found, key=("created_at", "id"), asked=request.GET, size=PAGE_SIZE)
     context.setdefault("add_form", EndpointAddForm())
     return render_page(
         request,
@@ -61,8 +79,8 @@ def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> Http
             "endpoints": endpoints,
             "filter_form": form,
             "page": page,
-            "rows": selectors.delivery_rows(page.object_list, now=now),
-            "inbox": selectors.delivery_inbox(now=now),
+            "rows": selectors.delivery_rows(page.rows, now=now),
+            **inbox_context(request, now=now, paged=False),
             # After an add or a rotation (a POST) the actions come back to the page itself.
             "here": request.get_full_path() if request.method == "GET" else reverse(
                 "console:deliveries"

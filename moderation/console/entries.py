@@ -2,7 +2,6 @@
 
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -10,12 +9,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from board.models import Entry
 from board.retention import holds
+from board.search import SEARCH_MATCHES_SHOWN
 from moderation import selectors, services
 from moderation.console.forms import (
     REASON_MAX,
     EntryFilterForm,
     ReasonForm,
 )
+from moderation.console.keyset import keyset_page
 from moderation.console.page import PAGE_SIZE, console, operator_name, render_page
 
 
@@ -23,7 +24,10 @@ from moderation.console.page import PAGE_SIZE, console, operator_name, render_pa
 @console()
 def entries(request: HttpRequest) -> HttpResponse:
     form = EntryFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    # A filter that does not read (a search shorter than SEARCH_MIN) is said and left out;
+    # the others still apply.
+    form.is_valid()
+    filters = getattr(form, "cleaned_data", {})
     found = selectors.entry_search(
         type=filters.get("type", ""),
         visibility=filters.get("visibility", ""),
@@ -33,8 +37,8 @@ def entries(request: HttpRequest) -> HttpResponse:
         created_to=filters.get("created_to"),
         held_text=request.console_access.administer,
     )
-    page = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
+    page = keyset_page(found, key=("id",), asked=request.GET, size=PAGE_SIZE)
+    rows = page.rows
     request_ids = selectors.request_ids_for_entries(entry_ids=[entry.pk for entry in rows])
     return render_page(
         request,
@@ -44,6 +48,8 @@ def entries(request: HttpRequest) -> HttpResponse:
             "page": page,
             "rows": [(entry, request_ids.get(entry.pk)) for entry in rows],
             "here": request.get_full_path(),
+            "searching": bool(filters.get("q")),
+            "search_limit": f"{SEARCH_MATCHES_SHOWN:,}",
         },
     )
 

@@ -3,6 +3,7 @@
 from django import forms
 
 from board.models import Entry, Principal
+from board.search import SEARCH_MIN
 from maintenance.deliveries.models import NAME_LIMIT as ENDPOINT_NAME_LIMIT
 from maintenance.deliveries.models import URL_LIMIT, Delivery, Endpoint
 from moderation.selectors import VISIBILITIES
@@ -51,14 +52,18 @@ class TokenRevokeForm(OptionalReasonForm):
 
 
 class EntryFilterForm(forms.Form):
-    q = forms.CharField(label="Search", required=False, max_length=200)
+    q = forms.CharField(
+        label="Search", required=False, max_length=200, min_length=SEARCH_MIN,
+        error_messages={"min_length": f"Search needs at least {SEARCH_MIN} characters."},
+    )
     type = forms.ChoiceField(
         label="Type", required=False, choices=[("", "any"), *Entry.Type.choices]
     )
     visibility = forms.ChoiceField(
         label="Visibility", required=False, choices=[("", "any"), *((v, v) for v in VISIBILITIES)]
     )
-    actor = forms.CharField(label="Actor", required=False, max_length=80)
+    # An exact name: (actor_name, id) serves it in the list's order.
+    actor = forms.CharField(label="Actor (exact name)", required=False, max_length=80)
     created_from = forms.DateField(
         label="From (UTC)", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )

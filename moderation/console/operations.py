@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from moderation import selectors
+from moderation.console.deliveries import inbox_context
 from moderation.console.forms import (
     LookupForm,
 )
@@ -26,7 +27,7 @@ def operations(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "found": found,
-            "inbox": selectors.delivery_inbox(now=now),
+            **inbox_context(request, now=now, paged=True),
             "here": request.get_full_path(),
             "now": now,
         },

@@ -125,8 +125,11 @@ def layout_problems(page, viewport: dict, name: str, label: str) -> list[str]:
 
 
 def test_every_console_page_lays_out_at_a_desk_and_on_a_phone(
-    playwright_chromium, live_server, browser_page, operator, receiver  # noqa: F811
+    playwright_chromium, live_server, browser_page, operator, receiver, monkeypatch  # noqa: F811
 ):
+    # Two rows a page: every list shows its Newest/Newer/Older/Oldest links.
+    for module in ("entries", "audit", "deliveries"):
+        monkeypatch.setattr(f"moderation.console.{module}.PAGE_SIZE", 2)
     ids = board_that_has_run_a_while(receiver)
     enrolled_operator()
     ARTIFACTS.mkdir(exist_ok=True)
@@ -141,6 +144,9 @@ def test_every_console_page_lays_out_at_a_desk_and_on_a_phone(
         "retention": "/console/retention/",
         "tokens": "/console/tokens/",
         "audit": "/console/audit/",
+        "audit-oldest": "/console/audit/?oldest=1",
+        "entries-oldest-search": "/console/entries/?q=question&oldest=1",
+        "entries-bad-cursor": "/console/entries/?after=not-a-cursor&q=ab",
         "two-factor": "/console/2fa/",
         "delete": f"/console/entries/{question_id}/delete?reason=spam",
         "erase": "/console/tokens/erase?name=my-agent&reason=a+spam+flood",

@@ -58,8 +58,9 @@ def test_the_entries_list_filters_and_searches(console, agent, roomy_limits):
     assert ids(visibility="hidden") == [q2]
     assert ids(visibility="public") == [r1, q1]
     assert ids(q="apple") == [r1, q1]
-    assert ids(actor="helper") == [r1, q2, q1]
-    assert ids(actor="nobody") == []
+    # The actor filter takes an exact name: an index in the list's order serves it.
+    assert ids(actor="helper-bot") == [r1, q2, q1]
+    assert ids(actor="helper") == []
     today = timezone.now().date()
     assert ids(created_from=today.isoformat()) == [r1, q2, q1]
     assert ids(created_to=(today - timedelta(days=1)).isoformat()) == []
@@ -69,8 +70,8 @@ def test_the_entries_list_is_paginated(console, agent, roomy_limits):
     for _ in range(51):
         agent.post(question())
     first = console.get("/console/entries/")
-    assert len(first.context["rows"]) == 50 and b"Page 1 of 2" in first.content
-    second = console.get("/console/entries/", {"page": 2})
+    assert len(first.context["rows"]) == 50 and b'rel="next"' in first.content
+    second = console.get("/console/entries/", {"after": first.context["page"].older})
     assert len(second.context["rows"]) == 1
 
 
