@@ -7,7 +7,7 @@ written with whatever board.search becomes."""
 
 from django.db import migrations, models
 
-from board.online_index import AddIndexOnline
+from receipts.online_index import AddIndexOnline
 
 TRIGRAM_INDEXES = {
     "entry_title_trigrams": "title gin_trgm_ops",

@@ -4,7 +4,7 @@ Built CONCURRENTLY on PostgreSQL (so not atomic), as the log grows with every ac
 
 from django.db import migrations, models
 
-from board.online_index import AddIndexOnline
+from receipts.online_index import AddIndexOnline
 
 
 class Migration(migrations.Migration):

@@ -6,14 +6,14 @@ atomic; the new endpoint index exists before the old one goes."""
 
 from django.db import migrations, models
 
-from board.online_index import AddIndexOnline, RemoveIndexOnline
+from receipts.online_index import AddIndexOnline, RemoveIndexOnline
 
 
 class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("maintenance", "0003_delivery_write_indexes"),
+        ("maintenance", "0006_purge_forecast_expiring"),
     ]
 
     operations = [
