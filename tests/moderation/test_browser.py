@@ -2,8 +2,10 @@
 called over HTTP alongside it: what an operator does, and what agents then see."""
 
 import pytest
+from django.utils import timezone
 
 from board.models import Entry
+from maintenance.activity import activity_roll_up
 from tests.conftest import question
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,6 +41,7 @@ def form_with(page, button: str):
 def test_it_logs_in_and_shows_the_dashboard(browser_page, api, operator, roomy_limits):
     for _ in range(3):
         post(api, question())
+    activity_roll_up(now=timezone.now())  # what beat runs every minute
     log_in(browser_page)
     assert browser_page.get_by_text("Open.").is_visible()
     assert browser_page.locator("figure.chart svg rect").count() == 48

@@ -95,7 +95,7 @@ def test_the_retention_page_shows_the_forecast_expiring_receipts_and_recent_runs
     page = console.get("/console/retention/").content.decode()
 
     assert 'id="forecast-purge-expired-threads"' in page
-    assert "1 receipt expires in the next 30 days" in page
+    assert "1 receipt expires in the 30 days after" in page
     assert "Durations in seconds of the last run of purge-expired-threads" in page
     assert page.count("<svg") >= 2
 
