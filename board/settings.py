@@ -12,12 +12,12 @@ from kombu.transport import TRANSPORT_ALIASES
 from board.serving.environment import (
     env_bool,
     env_database,
-    env_database_url,
     env_duration,
     env_duration_list,
     env_int,
     env_list,
     env_public_url,
+    env_replicas,
     env_str,
 )
 
@@ -132,13 +132,11 @@ TEMPLATES = [
 # pooler in transaction mode loses); past it the claim answers in_progress, any other
 # wait unavailable (not_committed).
 SETTLE_CLAIM_WAIT_SECONDS = 5
-_database_options = {
-    "conn_max_age": env_int("SETTLE_DB_CONN_MAX_AGE", 600, minimum=0),
-    "conn_health_checks": True,
-}
 DATABASES = {
     "default": env_database(
-        "DATABASE_URL", f"sqlite:///{VAR_DIR / 'settle.sqlite3'}", **_database_options
+        "DATABASE_URL", f"sqlite:///{VAR_DIR / 'settle.sqlite3'}",
+        conn_max_age=env_int("SETTLE_DB_CONN_MAX_AGE", 600, minimum=0),
+        conn_health_checks=True,
     )
 }
 SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS = env_int("SETTLE_DB_HEALTH_CHECK_IDLE_SECONDS", 1)
@@ -183,36 +181,14 @@ else:
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
 
-# --- Read replicas (SPEC 12.1; board/serving/replicas.py) ---------------------------------
-# Each URL becomes a database alias `replica_N` with the primary's options; public reads
-# go to one that has replayed what its reader must see. Positions are kept in Redis
-# (SETTLE_CACHE_URL), which every web process shares: without it a writer's next read
-# could go to a replica behind its write, so start-up refuses replicas without it.
-SETTLE_REPLICA_URLS = env_list("SETTLE_REPLICA_URLS")
+# Read replicas for public reads, each `replica_N` (SPEC 12.1; board/serving/replicas.py).
 SETTLE_REPLICA_MAX_LAG = env_duration("SETTLE_REPLICA_MAX_LAG", "10s")
 SETTLE_REPLICA_STICKY = env_duration("SETTLE_REPLICA_STICKY", "30s")
 SETTLE_CACHE_URL = env_str("SETTLE_CACHE_URL").strip()
-SETTLE_REPLICA_ALIASES = []
-if SETTLE_REPLICA_URLS:
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-        raise ImproperlyConfigured(
-            "SETTLE_REPLICA_URLS needs PostgreSQL: DATABASE_URL names a SQLite file"
-        )
-    if not SETTLE_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
-        raise ImproperlyConfigured(
-            "SETTLE_REPLICA_URLS needs SETTLE_CACHE_URL, the Redis every web process "
-            "shares (redis://host:6379/N), to keep each writer's position"
-        )
-    for index, url in enumerate(SETTLE_REPLICA_URLS):
-        replica = env_database_url(url, "SETTLE_REPLICA_URLS", **_database_options)
-        if replica["ENGINE"] != "django.db.backends.postgresql":
-            raise ImproperlyConfigured("SETTLE_REPLICA_URLS must name PostgreSQL databases")
-        replica["ENGINE"] = DATABASES["default"]["ENGINE"]
-        replica["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **replica.get("OPTIONS", {})}
-        replica["DISABLE_SERVER_SIDE_CURSORS"] = True
-        replica["TEST"] = {"MIRROR": "default"}
-        DATABASES[f"replica_{index}"] = replica
-        SETTLE_REPLICA_ALIASES.append(f"replica_{index}")
+_replicas = env_replicas("SETTLE_REPLICA_URLS", DATABASES["default"], SETTLE_CACHE_URL)
+DATABASES.update(_replicas)
+SETTLE_REPLICA_ALIASES = list(_replicas)
+if _replicas:
     DATABASE_ROUTERS = ["board.serving.replicas.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -388,18 +364,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "maintenance.purge_deliveries",
         "schedule": _every(timedelta(hours=1)),
     },
-    # The dashboard's per-minute tally (maintenance/activity.py): the page is at most
-    # this far behind.
-    "activity-roll-up": {
-        "task": "maintenance.activity_roll_up",
-        "schedule": _every(timedelta(minutes=1)),
-    },
-    # What a purge now would remove, for the retention page, which never runs the dry
-    # run itself (SPEC 8.3): the page shows this run's counts and their age.
-    "forecast-purges": {
-        "task": "maintenance.purge_forecast_record",
-        "schedule": _every(timedelta(minutes=15)),
-    },
+    # The dashboard's per-minute tally (maintenance/activity.py), and what a purge now
+    # would remove for the retention page, which never runs a dry run itself (SPEC 8.3).
+    "activity-roll-up": {"task": "maintenance.activity_roll_up",
+                         "schedule": _every(timedelta(minutes=1))},
+    "forecast-purges": {"task": "maintenance.purge_forecast_record",
+                        "schedule": _every(timedelta(minutes=15))},
     # An erasure whose worker died goes to a worker again (SPEC 8.4).
     "erasures-resume": {
         "task": "moderation.erasures_resume",

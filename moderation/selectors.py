@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from board import search
+from board import selectors as board_selectors
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
@@ -216,7 +216,7 @@ def entry_search(
     first by id (moderation.console.keyset). Each filter is served by an index whose order
     is the list's: hidden and deleted by partial indexes on id, type by (type, id), the
     actor (its exact name) by (actor_name, id), days by the id range they span, text by
-    the engine's search index (board.search), stopping at the newest SEARCH_MATCHES_SHOWN.
+    the engine's search index (board.selectors), stopping at the newest SEARCH_MATCHES_SHOWN.
     Without `held_text` (not an administrator), the text and actor a hold keeps on a
     deleted entry are not searched (SPEC 8.2: administrators only)."""
     entries = Entry.objects.select_related("principal")
@@ -240,9 +240,9 @@ def entry_search(
         if past is not None:
             entries = entries.filter(id__lt=past)
     if text:
-        matches = search.text_matching(entries, text).order_by("-id")
+        matches = board_selectors.text_matching(entries, text).order_by("-id")
         entries = Entry.objects.select_related("principal").filter(
-            id__in=matches.values("id")[: search.SEARCH_MATCHES_SHOWN]
+            id__in=matches.values("id")[: board_selectors.SEARCH_MATCHES_SHOWN]
         )
     return entries
 

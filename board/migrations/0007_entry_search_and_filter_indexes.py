@@ -1,9 +1,9 @@
 """The console's entry filters and search through indexes (SPEC 11.7), built without
 locking posts out: on PostgreSQL `CREATE INDEX CONCURRENTLY` (so this migration is not
 atomic) and pg_trgm GIN indexes on title and body for `ILIKE '%text%'`; on SQLite plain
-indexes and an FTS5 trigram table over board_entry kept by triggers (board.search reads
+indexes and an FTS5 trigram table over board_entry kept by triggers (board.selectors reads
 it). The SQL is written out here, not imported, so this migration runs what it was
-written with whatever board.search becomes."""
+written with whatever board.selectors' search becomes."""
 
 from django.db import migrations, models
 

@@ -122,6 +122,36 @@ def env_database_url(raw: str, name: str, **options) -> dict:
     return config
 
 
+def env_replicas(name: str, primary: dict, cache_url: str) -> dict[str, dict]:
+    """The read replicas named in `name` as DATABASES entries (`replica_0`, ...) with the
+    primary's options; refused in one line without a PostgreSQL primary or a Redis cache
+    every web process shares (board/serving/replicas.py keeps writers' positions there)."""
+    urls = env_list(name)
+    if not urls:
+        return {}
+    if primary["ENGINE"] == "django.db.backends.sqlite3":
+        raise ImproperlyConfigured(f"{name} needs PostgreSQL: DATABASE_URL names a SQLite file")
+    if not cache_url.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(
+            f"{name} needs SETTLE_CACHE_URL, the Redis every web process shares "
+            "(redis://host:6379/N), to keep each writer's position"
+        )
+    replicas = {}
+    for index, url in enumerate(urls):
+        replica = env_database_url(url, name, conn_max_age=primary["CONN_MAX_AGE"],
+                                   conn_health_checks=primary["CONN_HEALTH_CHECKS"])
+        if replica["ENGINE"] != "django.db.backends.postgresql":
+            raise ImproperlyConfigured(f"{name} must name PostgreSQL databases")
+        replicas[f"replica_{index}"] = {
+            **replica,
+            "ENGINE": primary["ENGINE"],
+            "OPTIONS": {**primary["OPTIONS"], **replica.get("OPTIONS", {})},
+            "DISABLE_SERVER_SIDE_CURSORS": True,
+            "TEST": {"MIRROR": "default"},
+        }
+    return replicas
+
+
 def _parse_database_url(raw: str, options: dict) -> dict:
     """dj-database-url's reading, plus libpq's multi-host form (SPEC 12.1's failover:
     `postgres://h1:5432,h2:5433/settle?target_session_attrs=read-write`), which it

@@ -149,7 +149,7 @@ def _required(source: str) -> int:
 @dataclass(frozen=True)
 class _Seen:
     at: float
-    replayed: int | None  # None: not replaying (down, or promoted: no longer a standby)
+    replayed: int | None  # None: not replaying (down, or promoted to a primary)
     lag: float | None  # seconds since its last replayed commit; None: none yet
 
 
@@ -162,9 +162,7 @@ def _primary_position(*, fresh: bool = False) -> int:
     if not fresh and _primary_seen and now - _primary_seen[0][0] < LOOK_AGAIN_AFTER:
         return _primary_seen[0][1]
     try:
-        with connections[PRIMARY].cursor() as cursor:
-            cursor.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")
-            position = int(cursor.fetchone()[0])
+        position = connections[PRIMARY].wal_position()
     except DatabaseError as error:
         log.warning("could not read the primary's WAL position: %s", type(error).__name__)
         return _PRIMARY_ONLY
@@ -179,14 +177,8 @@ def _look(alias: str, *, fresh: bool = False) -> _Seen:
                                               LOOK_AGAIN_AFTER)) and not fresh:
         return seen
     try:
-        with connections[alias].cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_last_wal_replay_lsn() - '0/0'::pg_lsn,"
-                " EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())"
-            )
-            replayed, lag = cursor.fetchone()
-        seen = _Seen(at=now, replayed=None if replayed is None else int(replayed),
-                     lag=None if lag is None else float(lag))
+        replayed, lag = connections[alias].wal_replayed()
+        seen = _Seen(at=now, replayed=replayed, lag=lag)
     except DatabaseError as error:
         log.warning("replica %s did not answer: %s", alias, type(error).__name__)
         connections[alias].close()

@@ -258,16 +258,15 @@ class Agent:
         if name in ("post_question", "post_reply"):
             return self.post(_post_fields(name, arguments), arguments.get("new_intent") is True)
         if name == "list_pending":
-            return ToolAnswer({"pending": [_pending(i) for i in self.client.journal.pending()]},
-                              False)
+            pending = [_pending(intent) for intent in self.client.journal.pending()]
+            return ToolAnswer({"pending": pending}, False)
         if name == "resume_pending":
             return self.resume()
         if name not in READS:
             raise LookupError(name)
-        wrong = _wrong_read_arguments(name, arguments)
-        if wrong:
-            return ToolAnswer(_no_read("invalid_arguments", f"{wrong}; Settle was not asked."),
-                              True)
+        if wrong := _wrong_read_arguments(name, arguments):
+            refused = _no_read("invalid_arguments", f"{wrong}; Settle was not asked.")
+            return ToolAnswer(refused, True)
         if name == "get_thread":
             return self.read(f"/api/v1/threads/{_integer(arguments['id'])}")
         if name == "list_threads":
@@ -301,8 +300,8 @@ class Agent:
                 "unreadable_answer", f"Settle answered {answer.status} with a body that is no "
                                      "JSON object this tool can pass on; try again later."),
                 "http_status": answer.status}, True)
-        return ToolAnswer({"http_status": answer.status, "data": answer.data},
-                          not 200 <= answer.status < 300)
+        answered = {"http_status": answer.status, "data": answer.data}
+        return ToolAnswer(answered, not 200 <= answer.status < 300)
 
 
 def _told(outcomes: list[Outcome]) -> list[str]:

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from board.models import Entry
 from board.retention import holds
-from board.search import SEARCH_MATCHES_SHOWN
+from board.selectors import SEARCH_MATCHES_SHOWN
 from moderation import selectors, services
 from moderation.console.forms import (
     REASON_MAX,

@@ -3,7 +3,7 @@
 from django import forms
 
 from board.models import Entry, Principal
-from board.search import SEARCH_MIN
+from board.selectors import SEARCH_MIN
 from maintenance.deliveries.models import NAME_LIMIT as ENDPOINT_NAME_LIMIT
 from maintenance.deliveries.models import URL_LIMIT, Delivery, Endpoint
 from moderation.selectors import VISIBILITIES

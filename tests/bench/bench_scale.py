@@ -327,7 +327,8 @@ def _load(n: int) -> dict:
         FROM {numbers}
     """, {"count": attempts})
     endpoint = Endpoint.objects.create(
-        name="scale-receiver", url="https://receiver.example.org/settle", secret="whsec_" + "A" * 43,
+        name="scale-receiver", url="https://receiver.example.org/settle",
+        secret="whsec_" + "A" * 43,
         supports=Endpoint.Supports.NONE, enabled=False, disabled_reason="benchmark dataset",
         disabled_at=now, created_at=now - timedelta(days=40), updated_at=now,
     )
@@ -571,7 +572,9 @@ def serving(env: dict):
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise SystemExit("gunicorn did not start; see var/bench-scale-gunicorn.log")
+                    raise SystemExit(
+                        "gunicorn did not start; see var/bench-scale-gunicorn.log"
+                    ) from None
                 time.sleep(0.3)
         yield base
     finally:
@@ -696,7 +699,9 @@ def time_agent(base: str, token: str, big: int | None) -> dict[str, list[float]]
     news = []
     for _ in range(REPEATS):
         payload = question()
-        status, first_byte, body, _ = agent.open("/api/v1/entries", json.dumps(payload).encode(), auth)
+        status, first_byte, body, _ = agent.open(
+            "/api/v1/entries", json.dumps(payload).encode(), auth
+        )
         assert status == 201, body
         news.append(first_byte)
     results["agent: new post"] = news

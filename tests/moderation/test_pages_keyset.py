@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from board import search as search_index
+from board import selectors as search_index
 from board.models import Entry
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation import selectors

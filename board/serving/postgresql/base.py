@@ -67,6 +67,26 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self.health_check_done = True
         self._last_released = now
 
+    # Where the server's WAL is (board/serving/replicas.py): bytes from 0/0, so positions
+    # compare as integers in Python and in Redis.
+    def wal_position(self) -> int:
+        """The primary's current WAL write position."""
+        with self.cursor() as cursor:
+            cursor.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")
+            return int(cursor.fetchone()[0])
+
+    def wal_replayed(self) -> tuple[int | None, float | None]:
+        """A standby's replayed WAL position (None when it is not replaying) and the age
+        in seconds of the last commit it replayed (None before the first)."""
+        with self.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_last_wal_replay_lsn() - '0/0'::pg_lsn,"
+                " EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())"
+            )
+            replayed, lag = cursor.fetchone()
+        return (None if replayed is None else int(replayed),
+                None if lag is None else float(lag))
+
     def connect(self) -> None:
         super().connect()
         self._last_released = None
