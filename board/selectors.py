@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Count, F, Lookup, Q, QuerySet, TextField, Value
+from django.db.models import Count, F, Lookup, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 
 from board.exceptions import NotFound
 from board.http.cursors import decode_cursor, encode_cursor
@@ -22,9 +23,15 @@ def public_entries() -> QuerySet[Entry]:
 
 
 def public_questions() -> QuerySet[Entry]:
-    public_replies = Q(replies__visible=True, replies__deleted_at__isnull=True)
+    # Each question's replies counted by a subquery on `entry_parent_oldest`, for the
+    # page's rows only: a join grouped by question made SQLite count every question's
+    # replies before it took a page (5.5 s for the first page at a million entries).
+    replies = (
+        public_entries().filter(parent_id=OuterRef("pk")).order_by()
+        .values("parent_id").annotate(n=Count("pk")).values("n")
+    )
     return public_entries().filter(type=Entry.Type.QUESTION).annotate(
-        reply_count=Count("replies", filter=public_replies)
+        reply_count=Coalesce(Subquery(replies), 0)
     )
 
 
