@@ -120,18 +120,23 @@ def _configured(folder: Path, port: int, extra: dict[str, str]) -> None:
             conf.write(f"{name} = {value}\n")
 
 
-@contextmanager
-def primary(**settings: str) -> Iterator[Cluster]:
-    """A new cluster with a `settle` database, running; removed at the end."""
-    folder = Path(tempfile.mkdtemp(prefix="settle-pg-"))
+def _new_cluster(prefix: str) -> Cluster:
+    """A temporary folder the server's user owns, and a free port."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     os.chmod(folder, 0o755)
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
-    cluster = Cluster(folder, _free_port())
+    return Cluster(folder, _free_port())
+
+
+@contextmanager
+def primary(**settings: str) -> Iterator[Cluster]:
+    """A new cluster with a `settle` database, running; removed at the end."""
+    cluster = _new_cluster("settle-pg-")
     try:
         _as_postgres([str(BIN / "initdb"), "-D", str(cluster.data), "--auth=trust", "--no-sync",
                       "-U", "postgres", "--encoding=UTF8", "--locale=C.UTF-8"])
-        _configured(folder, cluster.port, settings)
+        _configured(cluster.folder, cluster.port, settings)
         cluster.start()
         cluster.sql("CREATE DATABASE settle", database="postgres")
         yield cluster
@@ -143,16 +148,12 @@ def primary(**settings: str) -> Iterator[Cluster]:
 def standby(of: Cluster, *, name: str = "settle_standby", **settings: str) -> Iterator[Cluster]:
     """A streaming standby of `of` (pg_basebackup -R), running; removed at the end. Its
     walreceiver reports `name` (cluster_name), which synchronous_standby_names names."""
-    folder = Path(tempfile.mkdtemp(prefix="settle-pg-standby-"))
-    os.chmod(folder, 0o755)
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-    cluster = Cluster(folder, _free_port())
+    cluster = _new_cluster("settle-pg-standby-")
     try:
         _as_postgres([str(BIN / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(of.port),
                       "-U", "postgres", "-D", str(cluster.data), "-R", "-X", "stream",
                       "--checkpoint=fast"])
-        _configured(folder, cluster.port, {"cluster_name": f"'{name}'", **settings})
+        _configured(cluster.folder, cluster.port, {"cluster_name": f"'{name}'", **settings})
         cluster.start()
         caught_up(of, cluster)
         yield cluster
