@@ -253,8 +253,8 @@ USE_TZ = True
 # carry a content hash and are cached for a year, compressed; without it (development,
 # tests) the same URLs fall back to the plain names, found in the apps (board.serving.staticfiles).
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
+STATIC_ROOT = Path(env_str("SETTLE_STATIC_ROOT") or VAR_DIR / "static")
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 WHITENOISE_USE_FINDERS = True
 STORAGES = {

@@ -179,8 +179,9 @@ def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
                 "WHERE oid = %s::regclass", [table],
             )
             reltuples, size = cursor.fetchone()
-        # -1 (or 0) until the table is first vacuumed or analysed: small, so count.
-        if reltuples > 0:
+        # -1 until the table is first vacuumed or analysed, and stale while it is small:
+        # below the bound, count (bounded) instead.
+        if reltuples > TOMBSTONE_COUNT_BOUND:
             return {"count": reltuples, "bytes": size, "about": True, "exceeded": False,
                     "source": "pg_class"}
     found = Tombstone.objects.values("pk")[: TOMBSTONE_COUNT_BOUND + 1].count()

@@ -21,7 +21,10 @@ def first_make_run(tmp_path: Path) -> str:
                             "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
     env.update(VENV=str(Path(sys.executable).parent.parent),
                DATABASE_URL=f"sqlite:///{tmp_path / 'first-run.sqlite3'}",
-               SETTLE_BIND=f"127.0.0.1:{port}", SETTLE_BROKER_DIR=str(tmp_path / "broker"))
+               SETTLE_BIND=f"127.0.0.1:{port}", SETTLE_BROKER_DIR=str(tmp_path / "broker"),
+               # Its collectstatic writes a manifest: in the checkout's var/static it would
+               # turn every later test's static URLs into hashed names.
+               SETTLE_STATIC_ROOT=str(tmp_path / "static"))
     out = tmp_path / "make-run.log"
     # -o install: the steps after installing, into this venv as it is
     process = subprocess.Popen(["make", "--no-print-directory", "-o", "install", "run"],
