@@ -168,27 +168,26 @@ def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
     """How many tombstones there are and their size on disk, without counting a table
     that grows with every purge: `{"count", "bytes", "about", "exceeded", "source"}`.
 
-    PostgreSQL: the planner's `reltuples` and `pg_total_relation_size`, both read from
-    the catalog ("about"). SQLite: an exact count up to `TOMBSTONE_COUNT_BOUND`; past it
-    the count the forecast job last recorded ("about", with its time), or "more than"."""
-    table = Tombstone._meta.db_table
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
-                "WHERE oid = %s::regclass", [table],
-            )
-            reltuples, size = cursor.fetchone()
-        # -1 until the table is first vacuumed or analysed, and stale while it is small:
-        # below the bound, count (bounded) instead.
-        if reltuples > TOMBSTONE_COUNT_BOUND:
-            return {"count": reltuples, "bytes": size, "about": True, "exceeded": False,
-                    "source": "pg_class"}
+    Up to `TOMBSTONE_COUNT_BOUND`: an exact count (it stops there, by index). Past it,
+    on PostgreSQL the planner's `reltuples` and `pg_total_relation_size`, both read from
+    the catalog ("about"; `reltuples` alone is stale while a table shrinks or is new); on
+    SQLite the count the forecast job last recorded ("about", with its time), or "more
+    than"."""
     found = Tombstone.objects.values("pk")[: TOMBSTONE_COUNT_BOUND + 1].count()
     if found <= TOMBSTONE_COUNT_BOUND:
         size, source = tombstone_disk_size(found)
         return {"count": found, "bytes": size, "about": False, "exceeded": False,
                 "source": source}
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
+                "WHERE oid = %s::regclass", [Tombstone._meta.db_table],
+            )
+            reltuples, size = cursor.fetchone()
+        if reltuples > TOMBSTONE_COUNT_BOUND:
+            return {"count": reltuples, "bytes": size, "about": True, "exceeded": False,
+                    "source": "pg_class"}
     if recorded is not None and recorded.tombstones:
         return {**recorded.tombstones, "about": True, "exceeded": False,
                 "source": "forecast", "measured_at": recorded.measured_at}
