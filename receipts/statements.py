@@ -2,10 +2,13 @@
 columns a claim writes and a replay reads, the rows read back as models, and how a
 tombstone and an outcome are told."""
 
+import functools
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from django.db import connection
+from django.db.models import Field, Model
 
 from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
 from receipts.models import Attempt, Receipt, Tombstone
@@ -55,11 +58,64 @@ def outcome_detail(outcome: str) -> str:
     return "" if outcome in ("replayed", "created") else str(outcome)[:32]
 
 
-def adapted(values) -> list:
-    # An effect's values are plain Python values; only moments need the engine's form.
-    # (The fields' get_db_prep_save, one call each, cost more than the statement.)
-    adapt = connection.ops.adapt_datetimefield_value
-    return [adapt(value) if isinstance(value, datetime) else value for value in values]
+# Field types whose Python value both engines' drivers take and return as it is; a moment
+# takes the engine's form by the fast path; any other type goes through the field's own
+# get_db_prep_save and is read back through Django's converters (`effect_from_row`), so a
+# field added to an effect's model is written and read as the ORM would, never raw.
+_AS_IS = frozenset({
+    "AutoField", "BigAutoField", "BigIntegerField", "CharField", "IntegerField",
+    "PositiveIntegerField", "PositiveSmallIntegerField", "SmallIntegerField", "TextField",
+    "BooleanField",
+})
+
+
+def effect_params(model: type[Model], values: Mapping[str, object]) -> list:
+    """An effect's values as the engine's statement takes them, in `values`' order."""
+    return [
+        value if value is None or write is None else write(value)
+        for write, value in zip(_writers(model, tuple(values)), values.values(), strict=True)
+    ]
+
+
+def effect_from_row(model: type[Model], row: Sequence) -> Model:
+    """A row of every concrete column of `model`, as the ORM would have read it."""
+    values = []
+    for (column, converters), value in zip(_readers(model, connection.vendor), row, strict=True):
+        for convert in converters:
+            value = convert(value, column, connection)
+        values.append(value)
+    return model.from_db(connection.alias, [f.attname for f in model._meta.concrete_fields], values)
+
+
+@functools.cache
+def _writers(model: type[Model], names: tuple[str, ...]) -> tuple:
+    # Asked once per model and set of fields: a field's get_db_prep_save for every
+    # post's every value costs more than the statement (`effect_params`' fast paths).
+    return tuple(_writer(model._meta.get_field(name)) for name in names)
+
+
+def _writer(field: Field):
+    stored = field.target_field if field.is_relation else field
+    kind = stored.get_internal_type()
+    if kind in _AS_IS:
+        return None
+    if kind == "DateTimeField":
+        return lambda value: connection.ops.adapt_datetimefield_value(value)
+    return lambda value: field.get_db_prep_save(value, connection)
+
+
+@functools.cache
+def _readers(model: type[Model], vendor: str) -> tuple:
+    # Django's own converters for each column (SQLite's text moments, its 0/1 booleans,
+    # a JSON column on either engine), asked once per model and engine.
+    table = model._meta.db_table
+    out = []
+    for field in model._meta.concrete_fields:
+        column = field.get_col(table)
+        out.append((column, tuple(
+            connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        )))
+    return tuple(out)
 
 
 def read_moment(value) -> datetime:

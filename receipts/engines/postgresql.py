@@ -27,7 +27,8 @@ from receipts.statements import (
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
-    adapted,
+    effect_from_row,
+    effect_params,
     receipt_from_row,
 )
 
@@ -133,8 +134,7 @@ def replay(identity, digests, route, now, model, judge):
     result = None
     effect_row = row[len(RECEIPT_COLUMNS):]
     if model is not None and effect_row[0] is not None:
-        names = [f.attname for f in model._meta.concrete_fields]
-        result = model.from_db(connection.alias, names, list(effect_row))
+        result = effect_from_row(model, effect_row)
     return receipt, result
 
 def result_id_at_claim(model) -> str:
@@ -177,7 +177,7 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
     params = [
         identity.key, now.astimezone(UTC).date(), unrefused,
         *(guard.params if guard else ()),
-        *adapted(effect.values[name] for name in names),
+        *effect_params(model, effect.values),
         identity.key, route, Attempt.Outcome.CREATED.value, now,
     ]
     for companion in companions:
