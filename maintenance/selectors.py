@@ -10,7 +10,7 @@ from django.db import DatabaseError, connection
 
 from board.retention import policies as retention
 from maintenance.models import MaintenanceRun, PurgeForecast
-from maintenance.services import purge_jobs
+from maintenance.purges import purge_jobs
 from receipts.models import Tombstone
 
 # What each job keeps and for how long, in the words of SPEC 8; `setting` names the

@@ -70,8 +70,8 @@ from django.utils import timezone
 from board.posting.callers import client_address
 from moderation.access import devices
 from moderation.access import services as logins
+from moderation.actions import audit_record
 from moderation.models import LoginReservation
-from moderation.services import audit_record
 
 USERNAME_LIMIT = 5
 ADDRESS_LIMIT = 20

@@ -15,7 +15,7 @@ from board.retention import holds
 from board.retention import policies as retention
 from maintenance import forecast
 from maintenance import selectors as maintenance
-from moderation import services
+from moderation import actions
 from moderation.console import erasure as erasure_pages
 from moderation.console.forms import OptionalReasonForm
 from moderation.console.page import console, operator_name, render_page
@@ -70,12 +70,12 @@ def retention_policy(request: HttpRequest) -> HttpResponse:
     principal = request.POST.get("principal", "").strip() or None
     try:
         if request.POST.get("action") == "clear":
-            change = services.retention_clear(
+            change = actions.retention_clear(
                 actor=operator_name(request), policy=policy, principal=principal
             )
         else:
             seconds = retention.duration_parse(policy, request.POST.get("duration", ""))
-            change = services.retention_set(
+            change = actions.retention_set(
                 actor=operator_name(request), policy=policy, seconds=seconds, principal=principal
             )
     except retention.PolicyRefused as refused:
@@ -100,7 +100,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
         # str.isdigit() and not to int().
         if thread and not (thread.isascii() and thread.isdigit() and len(thread) <= 18):
             raise holds.HoldRefused(f"thread {thread[:20]!r}: not an id")
-        hold = services.hold_add(
+        hold = actions.hold_add(
             actor=operator_name(request), reason=request.POST.get("reason", ""),
             thread_id=int(thread) if thread else None, principal=principal or None,
         )
@@ -115,7 +115,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
 @console("administer")
 def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     try:
-        services.hold_release(
+        actions.hold_release(
             actor=operator_name(request), hold_id=hold_id, reason=request.POST.get("reason", "")
         )
     except holds.HoldRefused as refused:
@@ -170,7 +170,7 @@ def retention_run(request: HttpRequest) -> HttpResponse:
     form = OptionalReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
-        jobs = services.retention_run_now(actor=operator_name(request), reason=reason)
+        jobs = actions.retention_run_now(actor=operator_name(request), reason=reason)
     except KombuError as error:  # the broker refused or is unreachable: nothing was queued
         messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
     else:

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from moderation import selectors, services
+from moderation import actions, selectors
 from moderation.console.forms import (
     TokenIssueForm,
     TokenRevokeForm,
@@ -37,7 +37,7 @@ def token_issue(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, f"No token issued. {form_errors(form)}")
         return _tokens_page(request, issue_form=form)
-    principal, token = services.token_issue(
+    principal, token = actions.token_issue(
         actor=operator_name(request),
         name=form.cleaned_data["name"],
         hourly_limit=form.cleaned_data["hourly_limit"],
@@ -57,10 +57,10 @@ def token_revoke(request: HttpRequest) -> HttpResponse:
         return redirect("console:tokens")
     name = form.cleaned_data["name"]
     try:
-        revoked = services.token_revoke(
+        revoked = actions.token_revoke(
             actor=operator_name(request), name=name, reason=form.cleaned_data["reason"]
         )
-    except services.UnknownAgent as refused:
+    except actions.UnknownAgent as refused:
         messages.error(request, f"Nothing revoked: {refused}.")
         return redirect("console:tokens")
     messages.success(request, f"Revoked {revoked} token{'' if revoked == 1 else 's'} of {name}.")
