@@ -107,7 +107,7 @@ def _with_secret(response: HttpResponse) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_add(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_add(request: HttpRequest) -> HttpResponse:
     """The secret is in this response's body only: not in a message, cookie or redirect."""
     form = EndpointAddForm(request.POST)
     if not form.is_valid():
@@ -133,13 +133,13 @@ def endpoint_add(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_disable(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_disable(request: HttpRequest) -> HttpResponse:
     return _endpoint_action(request, actions.endpoint_disable, "disabled: its deliveries wait")
 
 
 @require_POST
 @console("administer")
-def endpoint_enable(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_enable(request: HttpRequest) -> HttpResponse:
     return _endpoint_action(request, actions.endpoint_enable, "enabled: waiting deliveries resume")
 
 
@@ -160,7 +160,7 @@ def _endpoint_action(request: HttpRequest, action, done: str) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_rotate(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_rotate(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing changed. {form_errors(form)}")
@@ -184,7 +184,7 @@ def endpoint_rotate(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_send_test(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_send_test(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing sent. {form_errors(form)}")
@@ -226,7 +226,9 @@ DELIVERY_ACTIONS = {
 
 @require_POST
 @console("administer")
-def delivery_action(request: HttpRequest, delivery_id: str, action: str) -> HttpResponse:
+def deliveries_page_delivery_action(
+    request: HttpRequest, delivery_id: str, action: str
+) -> HttpResponse:
     call, done = DELIVERY_ACTIONS[action]
     form = OptionalReasonForm(request.POST)
     if not form.is_valid():

@@ -80,13 +80,13 @@ def _back(request: HttpRequest, entry_id: int) -> HttpResponse:
 
 @require_POST
 @console("moderate")
-def entry_hide(request: HttpRequest, entry_id: int) -> HttpResponse:
+def entry_page_hide(request: HttpRequest, entry_id: int) -> HttpResponse:
     return _entry_action(request, entry_id, actions.entry_hide, "hidden")
 
 
 @require_POST
 @console("moderate")
-def entry_unhide(request: HttpRequest, entry_id: int) -> HttpResponse:
+def entry_page_unhide(request: HttpRequest, entry_id: int) -> HttpResponse:
     return _entry_action(request, entry_id, actions.entry_unhide, "visible again")
 
 
@@ -106,7 +106,7 @@ def _entry_action(request: HttpRequest, entry_id: int, action, done: str) -> Htt
 
 @require_http_methods(["GET", "POST"])
 @console("moderate")
-def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
+def entry_page_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     """GET, or POST with `step=confirm` (the `Delete` beside an entry, carrying the reason
     typed there), asks for confirmation; any other POST deletes."""
     entry = Entry.objects.filter(pk=entry_id).first()

@@ -42,13 +42,13 @@ def posting(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def posting_pause(request: HttpRequest) -> HttpResponse:
+def posting_page_pause(request: HttpRequest) -> HttpResponse:
     return _posting_switch(request, actions.posting_pause, "Posting is paused.")
 
 
 @require_POST
 @console("administer")
-def posting_resume(request: HttpRequest) -> HttpResponse:
+def posting_page_resume(request: HttpRequest) -> HttpResponse:
     return _posting_switch(request, actions.posting_resume, "Posting is open again.")
 
 
@@ -64,7 +64,7 @@ def _posting_switch(request: HttpRequest, action, done: str) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def posting_limits(request: HttpRequest) -> HttpResponse:
+def posting_page_limits(request: HttpRequest) -> HttpResponse:
     form = LimitsForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Limits not changed. {form_errors(form)}")

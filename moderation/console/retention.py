@@ -65,7 +65,7 @@ def _back(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def retention_policy(request: HttpRequest) -> HttpResponse:
+def retention_page_policy(request: HttpRequest) -> HttpResponse:
     policy = request.POST.get("policy", "")
     principal = request.POST.get("principal", "").strip() or None
     try:
@@ -92,7 +92,7 @@ def retention_policy(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def hold_add(request: HttpRequest) -> HttpResponse:
+def retention_page_hold_add(request: HttpRequest) -> HttpResponse:
     thread = request.POST.get("thread", "").strip()
     principal = request.POST.get("principal", "").strip()
     try:
@@ -113,7 +113,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
+def retention_page_hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     try:
         actions.hold_release(
             actor=operator_name(request), hold_id=hold_id, reason=request.POST.get("reason", "")
@@ -166,7 +166,7 @@ def _source(in_force: dict[str, retention.InForce], setting: str) -> str:
 
 @require_POST
 @console("administer")
-def retention_run(request: HttpRequest) -> HttpResponse:
+def retention_page_run(request: HttpRequest) -> HttpResponse:
     form = OptionalReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:

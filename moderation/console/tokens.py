@@ -31,7 +31,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def token_issue(request: HttpRequest) -> HttpResponse:
+def tokens_page_issue(request: HttpRequest) -> HttpResponse:
     """The token is in this response's body only: not in a message, a cookie or a redirect."""
     form = TokenIssueForm(request.POST)
     if not form.is_valid():
@@ -50,7 +50,7 @@ def token_issue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def token_revoke(request: HttpRequest) -> HttpResponse:
+def tokens_page_revoke(request: HttpRequest) -> HttpResponse:
     form = TokenRevokeForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing revoked. {form_errors(form)}")
