@@ -45,12 +45,13 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Case, Exists, OuterRef, Value, When
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from board.models import Entry, HourlyCounter
 from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
+from board.services import entries_text_blank
 from board.serving import replicas
 from maintenance.models import MaintenanceRun, RunLock
 from maintenance.tombstones import purge as receipt_purge
@@ -300,10 +301,7 @@ def _held_texts_blank(*, limit: int) -> int:
         ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0
-    return Entry.objects.filter(id__in=ids, deleted_at__isnull=False).update(
-        title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
-        body="", actor_name="", actor_model="", actor_trigger="",
-    )
+    return entries_text_blank(Entry.objects.filter(id__in=ids, deleted_at__isnull=False))
 
 
 def purge_deletion_records(

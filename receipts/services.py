@@ -307,10 +307,10 @@ def _record_attempt(asked: _Asked, error: Exception) -> None:
 
 
 def attempt_detail(error: Exception | None) -> str:
-    """What the attempt log says of a call's answer: the refusal's code, cut to the
-    column. Written again in SQL for replays (the function receipts_replay, migration
-    receipts 0004); tests/receipts/test_rules.py compares them."""
-    return "" if error is None else str(getattr(error, "code", type(error).__name__))[:32]
+    """What the attempt log says of a call's answer: the rule of `outcome_detail` applied
+    to the refusal's code (or to a replay when there is none)."""
+    code = "replayed" if error is None else getattr(error, "code", type(error).__name__)
+    return statements.outcome_detail(code)
 
 
 def attempt_record(
