@@ -53,6 +53,7 @@ from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
 from board.services import entries_text_blank
 from board.serving import replicas
+from maintenance import tombstones
 from maintenance.models import MaintenanceRun, RunLock
 from maintenance.tombstones import purge as receipt_purge
 from receipts.faults import sqlstate
@@ -124,9 +125,10 @@ def run_batches(
 
 @contextmanager
 def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
-    """A lease on the job (`RunLock`) on SQLite: one run works, another returns at once
-    (False). PostgreSQL's runs need none: SKIP LOCKED splits the rows between them."""
-    if connection.vendor == "postgresql":
+    """A lease on the job (`RunLock`) where the engine needs one (SQLite): one run works,
+    another returns at once (False). PostgreSQL's runs need none: SKIP LOCKED splits the
+    rows between them."""
+    if not tombstones.for_connection().runs_need_a_lease():
         yield True
         return
     holder = uuid.uuid4()
