@@ -257,8 +257,8 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content cannot be compared any more, and the answer must not change at purge time.
-    # Written again in SQL (the function receipts_replay, migration receipts 0004), which
-    # logs the same verdict in the replay's statement; tests/receipts/test_rules.py
+    # Written again in SQL (the function receipts_replay, receipts/sql/receipts_replay.sql),
+    # which logs the same verdict in the replay's statement; tests/receipts/test_rules.py
     # compares the two.
     if receipt.state == Receipt.State.DELETED:
         return RequestDeleted()
