@@ -40,7 +40,7 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         delay = rules.jittered(first_step)
         transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
-    return engine.for_connection(_COMPANIONS)(now, first_step, made)
+    return _companion_for_engine()(now, first_step, made)
 
 
 def _companion_in_statement(now: datetime, first_step, made) -> Companion:
@@ -72,7 +72,12 @@ def _companion_after_statement(now: datetime, first_step, made) -> Companion:
     return Companion(made=made, write=functools.partial(_outbox_write, now=now))
 
 
-_COMPANIONS = {"postgresql": _companion_in_statement, "sqlite": _companion_after_statement}
+@functools.cache
+def _companion_for_engine():
+    # Asked once per process: a post's trace stays in maintenance (no call into receipts).
+    return engine.for_connection(
+        {"postgresql": _companion_in_statement, "sqlite": _companion_after_statement}
+    )
 
 
 _OUTBOX_COLUMNS = (
