@@ -165,7 +165,7 @@ class RetentionPolicy(models.Model):
 class Hold(models.Model):
     """A hold (SPEC 8.2): while active (not released), no purge removes what it covers,
     a thread or every thread holding an entry of a principal. The purges test it with an
-    anti-join (maintenance.services), served by the partial indexes below.
+    anti-join (maintenance.purges), served by the partial indexes below.
 
     `thread` has no database constraint: a released hold outlives the thread it kept,
     and the purges delete entries with plain SQL."""

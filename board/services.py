@@ -302,17 +302,9 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
         # A held entry keeps its text and actor, for administrators only, until no hold
         # covers its thread (SPEC 8.2); the deletion purge blanks them after the release.
         if not holds.thread_is_held(entry.thread_id):
-            entry.title = "" if entry.type == Entry.Type.QUESTION else None
-            entry.body = ""
-            entry.actor_name = entry.actor_model = entry.actor_trigger = ""
-        entry.visible = False
-        entry.deleted_at = now
-        entry.save(
-            update_fields=[
-                "title", "body", "actor_name", "actor_model", "actor_trigger",
-                "visible", "deleted_at",
-            ]
-        )
+            entries_text_blank(Entry.objects.filter(pk=entry.pk))
+        Entry.objects.filter(pk=entry.pk).update(visible=False, deleted_at=now)
+        entry.refresh_from_db()
         receipts.receipt_mark_deleted(
             operation=POST_ENTRY,
             result_ids=[entry.pk],
@@ -321,6 +313,16 @@ def entry_delete(*, entry_id: int, now: datetime | None = None) -> Entry:
         signals.entry_deleted.send(sender=Entry, entry=entry, now=now)
         transaction.on_commit(replicas.visibility_changed)
     return entry
+
+
+def entries_text_blank(entries) -> int:
+    """What a deletion removes from these entries, in one UPDATE: the text (a question
+    keeps an empty title, a reply none) and the actor. The one rule for `entry_delete`,
+    `entries_delete` and the deletion purge (once a hold is released); returns the count."""
+    return entries.update(
+        title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
+        body="", actor_name="", actor_model="", actor_trigger="",
+    )
 
 
 def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict[str, int]:
@@ -339,10 +341,7 @@ def entries_delete(*, entry_ids: list[int], now: datetime | None = None) -> dict
         # Held entries keep their text and actor until no hold covers them (SPEC 8.2),
         # exactly as in entry_delete.
         held = holds.entries_held(ids)
-        Entry.objects.filter(pk__in=ids).exclude(pk__in=held).update(
-            title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
-            body="", actor_name="", actor_model="", actor_trigger="",
-        )
+        entries_text_blank(Entry.objects.filter(pk__in=ids).exclude(pk__in=held))
         Entry.objects.filter(pk__in=ids).update(visible=False, deleted_at=now)
         receipts.receipt_mark_deleted(
             operation=POST_ENTRY,

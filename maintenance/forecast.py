@@ -32,7 +32,7 @@ from django.db.models.functions import TruncDate
 
 from board.models import Hold
 from board.retention import policies as retention
-from maintenance import selectors, services
+from maintenance import purges, selectors
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.models import MaintenanceRun, PurgeForecast
 from receipts.models import Receipt, Tombstone
@@ -51,16 +51,16 @@ JOBS = list(REMOVED_KEY)
 
 # Each purge by its beat job's name. The audit log's purge is the moderation app's, which
 # registers it when it loads (moderation/apps.py), so maintenance never imports moderation.
-PURGES: dict[str, Callable[..., services.PurgeResult]] = {
-    "purge-expired-threads": services.purge_expired_threads,
-    "purge-deletion-records": services.purge_deletion_records,
-    "purge-tombstones": services.purge_tombstones,
-    "purge-attempts": services.purge_attempts,
+PURGES: dict[str, Callable[..., purges.PurgeResult]] = {
+    "purge-expired-threads": purges.purge_expired_threads,
+    "purge-deletion-records": purges.purge_deletion_records,
+    "purge-tombstones": purges.purge_tombstones,
+    "purge-attempts": purges.purge_attempts,
     "purge-deliveries": delivery_purge.purge_deliveries,
 }
 
 
-def purge_register(*, job: str, purge: Callable[..., services.PurgeResult]) -> None:
+def purge_register(*, job: str, purge: Callable[..., purges.PurgeResult]) -> None:
     """Count another app's purge in the forecast under its beat job's name."""
     PURGES[job] = purge
 
@@ -100,7 +100,7 @@ def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
     with transaction.atomic():
         if lift_holds:
             Hold.objects.filter(released_at__isnull=True).update(released_at=now)
-        for job in services.purge_jobs():
+        for job in purges.purge_jobs():
             result = PURGES[job](
                 now=now,
                 batch_size=settings.SETTLE_PURGE_BATCH_SIZE,

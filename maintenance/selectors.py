@@ -6,11 +6,12 @@ from datetime import datetime, timedelta
 
 from celery.schedules import crontab, maybe_schedule
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 from board.retention import policies as retention
+from maintenance import tombstones
 from maintenance.models import MaintenanceRun, PurgeForecast
-from maintenance.services import purge_jobs
+from maintenance.purges import purge_jobs
 from receipts.models import Tombstone
 
 # What each job keeps and for how long, in the words of SPEC 8; `setting` names the
@@ -142,21 +143,14 @@ SQLITE_TOMBSTONE_ESTIMATE = 110
 
 
 def tombstone_disk_size(count: int) -> tuple[int | None, str]:
-    """Bytes the tombstone table and its indexes take on disk, and how that was found."""
-    table = Tombstone._meta.db_table
+    """Bytes the tombstone table and its indexes take on disk, and how that was found:
+    the engine's catalog, else an estimate from `count` (SQLite built without dbstat)."""
     try:
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                cursor.execute("SELECT pg_total_relation_size(%s::regclass)", [table])
-                return cursor.fetchone()[0], "pg_total_relation_size"
-            cursor.execute(
-                "SELECT SUM(pgsize) FROM dbstat WHERE name = %s OR name IN "
-                "(SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %s)",
-                [table, table],
-            )
-            return cursor.fetchone()[0] or 0, "dbstat"
+        measured = tombstones.for_connection().tombstones_disk_size()
     except DatabaseError:
-        pass  # SQLite built without dbstat
+        measured = None
+    if measured is not None:
+        return measured
     return count * SQLITE_TOMBSTONE_ESTIMATE, "estimate"
 
 
@@ -178,16 +172,10 @@ def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
         size, source = tombstone_disk_size(found)
         return {"count": found, "bytes": size, "about": False, "exceeded": False,
                 "source": source}
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
-                "WHERE oid = %s::regclass", [Tombstone._meta.db_table],
-            )
-            reltuples, size = cursor.fetchone()
-        if reltuples > TOMBSTONE_COUNT_BOUND:
-            return {"count": reltuples, "bytes": size, "about": True, "exceeded": False,
-                    "source": "pg_class"}
+    planned = tombstones.for_connection().tombstones_planned()
+    if planned is not None and planned[0] > TOMBSTONE_COUNT_BOUND:
+        return {"count": planned[0], "bytes": planned[1], "about": True, "exceeded": False,
+                "source": "pg_class"}
     if recorded is not None and recorded.tombstones:
         return {**recorded.tombstones, "about": True, "exceeded": False,
                 "source": "forecast", "measured_at": recorded.measured_at}

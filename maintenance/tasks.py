@@ -1,4 +1,4 @@
-"""Celery tasks: thin doors onto maintenance.services. Beat runs them (board/settings.py,
+"""Celery tasks: thin doors onto maintenance.purges. Beat runs them (board/settings.py,
 CELERY_BEAT_SCHEDULE); `manage.py purge` and the console's `Run purge now` reach them too.
 The deliveries' tasks are in maintenance/deliveries/tasks.py, imported here so that the
 worker's autodiscovery (which looks for `<app>.tasks`) registers them.
@@ -7,40 +7,40 @@ worker's autodiscovery (which looks for `<app>.tasks`) registers them.
 from celery import shared_task
 from django.utils import timezone
 
-from maintenance import activity, forecast, services
+from maintenance import activity, forecast, purges
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries import tasks as delivery_tasks  # noqa: F401 (registers them)
 
 
 @shared_task(name="maintenance.purge_expired_threads")
 def purge_expired_threads(dry_run: bool = False) -> dict:
-    return services.job_run(
-        job="purge-expired-threads", purge=services.purge_expired_threads, dry_run=dry_run
+    return purges.job_run(
+        job="purge-expired-threads", purge=purges.purge_expired_threads, dry_run=dry_run
     )
 
 
 @shared_task(name="maintenance.purge_deletion_records")
 def purge_deletion_records(dry_run: bool = False) -> dict:
-    return services.job_run(
-        job="purge-deletion-records", purge=services.purge_deletion_records, dry_run=dry_run
+    return purges.job_run(
+        job="purge-deletion-records", purge=purges.purge_deletion_records, dry_run=dry_run
     )
 
 
 @shared_task(name="maintenance.purge_tombstones")
 def purge_tombstones(dry_run: bool = False) -> dict:
-    return services.job_run(
-        job="purge-tombstones", purge=services.purge_tombstones, dry_run=dry_run
+    return purges.job_run(
+        job="purge-tombstones", purge=purges.purge_tombstones, dry_run=dry_run
     )
 
 
 @shared_task(name="maintenance.purge_attempts")
 def purge_attempts(dry_run: bool = False) -> dict:
-    return services.job_run(job="purge-attempts", purge=services.purge_attempts, dry_run=dry_run)
+    return purges.job_run(job="purge-attempts", purge=purges.purge_attempts, dry_run=dry_run)
 
 
 @shared_task(name="maintenance.purge_deliveries")
 def purge_deliveries(dry_run: bool = False) -> dict:
-    return services.job_run(
+    return purges.job_run(
         job="purge-deliveries", purge=delivery_purge.purge_deliveries, dry_run=dry_run
     )
 

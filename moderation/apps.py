@@ -11,7 +11,7 @@ class ModerationConfig(AppConfig):
         from maintenance import forecast
         from moderation.access.devices import device_cookie_due_on_login
         from moderation.access.sessions import session_stamp_login
-        from moderation.services import audit_purge
+        from moderation.actions import audit_purge
 
         user_logged_in.connect(session_stamp_login, dispatch_uid="settle-session-login")
         user_logged_in.connect(device_cookie_due_on_login, dispatch_uid="settle-device-cookie")

@@ -35,8 +35,8 @@ from django.utils import timezone
 from board import services as board
 from board.models import Entry, Principal
 from board.posting import engines as board_engines
+from moderation.actions import _require_reason, audit_record, token_revoke
 from moderation.models import Erasure
-from moderation.services import _require_reason, audit_record, token_revoke
 from receipts.faults import sqlstate
 
 ERASE_BATCH_SIZE = 200

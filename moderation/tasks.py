@@ -5,8 +5,8 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
-from maintenance.services import job_run
-from moderation.services import audit_purge
+from maintenance.purges import job_run
+from moderation.actions import audit_purge
 
 
 @shared_task(name="moderation.purge_audit_events")

@@ -257,8 +257,8 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
 def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content cannot be compared any more, and the answer must not change at purge time.
-    # Written again in SQL (the function receipts_replay, migration receipts 0004), which
-    # logs the same verdict in the replay's statement; tests/receipts/test_rules.py
+    # Written again in SQL (the function receipts_replay, receipts/sql/receipts_replay.sql),
+    # which logs the same verdict in the replay's statement; tests/receipts/test_rules.py
     # compares the two.
     if receipt.state == Receipt.State.DELETED:
         return RequestDeleted()
@@ -307,10 +307,10 @@ def _record_attempt(asked: _Asked, error: Exception) -> None:
 
 
 def attempt_detail(error: Exception | None) -> str:
-    """What the attempt log says of a call's answer: the refusal's code, cut to the
-    column. Written again in SQL for replays (the function receipts_replay, migration
-    receipts 0004); tests/receipts/test_rules.py compares them."""
-    return "" if error is None else str(getattr(error, "code", type(error).__name__))[:32]
+    """What the attempt log says of a call's answer: the rule of `outcome_detail` applied
+    to the refusal's code (or to a replay when there is none)."""
+    code = "replayed" if error is None else getattr(error, "code", type(error).__name__)
+    return statements.outcome_detail(code)
 
 
 def attempt_record(

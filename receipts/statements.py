@@ -52,9 +52,10 @@ def tombstone_error(reason: int) -> ReceiptError:
 
 
 def outcome_detail(outcome: str) -> str:
-    """The attempt log's `detail` of an outcome: empty for a success, else its code.
-    The same rule as receipts.services.attempt_detail and, in SQL, the replay's
-    (the function receipts_replay); tests/receipts/test_rules.py compares them."""
+    """The attempt log's `detail` of an outcome: empty for a success, else its code cut
+    to the column. The one rule in Python (receipts.services.attempt_detail applies it to
+    an error); written again in SQL by the function receipts_replay, and
+    tests/receipts/test_rules.py compares the two."""
     return "" if outcome in ("replayed", "created") else str(outcome)[:32]
 
 

@@ -19,7 +19,7 @@ from django.test import Client
 
 from board.models import Entry, HourlyCounter
 from board.signals import entry_companions
-from moderation import services as moderation
+from moderation import actions as moderation
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.services import Companion
 from tests.chromium import api, browser_page, playwright_chromium  # noqa: F401  (fixtures)

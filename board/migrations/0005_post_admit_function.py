@@ -1,6 +1,7 @@
-"""The admission of a post (board.posting.statements.posting_admit_count) as a PL/pgSQL function
-on PostgreSQL, `board_post_admit`: the same statement as SQLite's caller CTEs
-(board.posting.sql.common.caller_sql) plus the counters' upsert, with every literal a parameter.
+"""The admission of a post (board/posting/engines/postgresql.py `admit`) as a PL/pgSQL
+function on PostgreSQL, `board_post_admit`: the caller's read (SQLite's is
+board.posting.statements.posting_read) plus the counters' upsert, with every literal a
+parameter. Migration 0006 replaces it with board/sql/board_post_admit.sql.
 
 Why a function: PostgreSQL keeps the plan of a statement inside a PL/pgSQL function for
 the life of the server connection, whatever the client does. Behind PgBouncer in
@@ -33,7 +34,7 @@ CREATE OR REPLACE FUNCTION board_post_admit(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The counters need no durable commit (receipts/sql/postgresql.py, commit_quietly);
+    -- The counters need no durable commit (receipts/engines/postgresql.py, commit_quietly);
     -- inside a caller's transaction the commit is the caller's.
     IF commit_quietly THEN
         PERFORM set_config('synchronous_commit', 'off', true);

@@ -1,6 +1,6 @@
 """An operator's actions on one delivery (SPEC 9): `Reconcile`, `Resend`, `Cancel`, the
 marks; the service API the console and the `deliveries` command call (through
-moderation.services, which audits). Each state change is one of `Delivery`'s
+moderation.actions, which audits). Each state change is one of `Delivery`'s
 transitions, so an action that lost a race refuses instead of overwriting.
 
 Every refusal raises `DeliveryRefused` with one line an operator can read, and changes

@@ -1,6 +1,6 @@
 """Operator actions on endpoints (SPEC 9): add, set-url, disable, enable, rotate, `Send
 test`; the service API the console and the `endpoint` command call (through
-moderation.services, which audits). Actions on deliveries are in `actions`; reads in
+moderation.actions, which audits). Actions on deliveries are in `actions`; reads in
 `selectors`.
 
 Every refusal raises `DeliveryRefused` with one line an operator can read, and changes

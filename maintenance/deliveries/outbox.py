@@ -15,6 +15,7 @@ from board.models import Entry
 from maintenance.deliveries import rules
 from maintenance.deliveries.doorbell import doorbell
 from maintenance.deliveries.models import Delivery, Endpoint
+from receipts import engine
 from receipts.services import Companion
 
 S = Delivery.State
@@ -32,7 +33,6 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     A new post runs this, and nothing more of maintenance's unless it made deliveries
     (`made` is called only then): the schedule's first step is read once, and jittered
     only for a ring."""
-    field = Delivery._meta.get_field
     first_step = settings.SETTLE_DELIVERY_SCHEDULE[0]  # rules.schedule()'s first step
 
     def made(ids: list) -> None:
@@ -40,8 +40,12 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         delay = rules.jittered(first_step)
         transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
-    if connection.vendor != "postgresql":
-        return Companion(made=made, write=functools.partial(_outbox_write, now=now))
+    return _companion_for_engine()(now, first_step, made)
+
+
+def _companion_in_statement(now: datetime, first_step, made) -> Companion:
+    """PostgreSQL: the rows are written in the entry's own statement."""
+    field = Delivery._meta.get_field
     return Companion(
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
@@ -60,6 +64,19 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         ),
         returning="id",
         made=made,
+    )
+
+
+def _companion_after_statement(now: datetime, first_step, made) -> Companion:
+    """SQLite: the rows are written by `_outbox_write`, right after the entry."""
+    return Companion(made=made, write=functools.partial(_outbox_write, now=now))
+
+
+@functools.cache
+def _companion_for_engine():
+    # Asked once per process: a post's trace stays in maintenance (no call into receipts).
+    return engine.for_connection(
+        {"postgresql": _companion_in_statement, "sqlite": _companion_after_statement}
     )
 
 

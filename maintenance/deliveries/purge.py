@@ -1,12 +1,12 @@
 """Retention of settled deliveries (SPEC 9): deliveries in a final state, with their
 attempts, go after the `delivery` policy; `outcome_unknown` ones wait for an operator.
-Batched and recorded like every purge (maintenance.services.run_batches)."""
+Batched and recorded like every purge (maintenance.purges.run_batches)."""
 
 from datetime import datetime, timedelta
 
 from board.retention import policies as retention
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
-from maintenance.services import Batch, PurgeResult, purge_time_budget, run_batches
+from maintenance.purges import Batch, PurgeResult, purge_time_budget, run_batches
 
 
 def purge_deliveries(

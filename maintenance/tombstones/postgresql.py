@@ -16,6 +16,7 @@ from receipts.fingerprint import IDENTITY_KEY_SQL
 from receipts.models import TOMBSTONE_EXPIRY_DAY_SQL, Receipt, Tombstone
 
 RECEIPTS = Receipt._meta.db_table
+TOMBSTONES = Tombstone._meta.db_table
 
 
 def sql_in(column: str, values: Collection) -> tuple[str, list]:
@@ -95,3 +96,26 @@ def entomb(
             },
         )
         return cursor.rowcount
+
+
+def tombstones_disk_size() -> tuple[int, str]:
+    """Bytes the tombstone table and its indexes take, from the catalog."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_total_relation_size(%s::regclass)", [TOMBSTONES])
+        return cursor.fetchone()[0], "pg_total_relation_size"
+
+
+def tombstones_planned() -> tuple[int, int]:
+    """The planner's row count (`reltuples`, as of the last ANALYZE) and the size on
+    disk, both from the catalog: no scan of a table that grows with every purge."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
+            "WHERE oid = %s::regclass", [TOMBSTONES],
+        )
+        return cursor.fetchone()
+
+
+def runs_need_a_lease() -> bool:
+    """Two purge runs split the rows between them (SKIP LOCKED): neither waits."""
+    return False

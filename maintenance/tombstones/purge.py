@@ -1,6 +1,6 @@
 """Retention's side of the idempotency engine: receipts into tombstones, in batches.
 
-The purges (maintenance.services) decide *which* receipts go; these functions know how
+The purges (maintenance.purges) decide *which* receipts go; these functions know how
 receipts are found, locked and replaced by tombstones. On PostgreSQL selections that
 lock use SKIP LOCKED, so two purge runs split the work and a purge never waits behind a
 retry that holds a receipt (a retry bumps `attempts`, which locks the row); on SQLite

@@ -1,13 +1,13 @@
 """The audited actions on who gets in (SPEC 7.1): failed logins and locks as the
 throttling reports them, unlocking, and the second factor's confirmation and reset. Each
-writes its audit event through moderation.services.audit_record, in the same transaction."""
+writes its audit event through moderation.actions.audit_record, in the same transaction."""
 
 from datetime import datetime
 
 from django.db import transaction
 
+from moderation.actions import audit_record
 from moderation.models import AuditEvent
-from moderation.services import audit_record
 
 # A failed login's author is unknown: the username tried is a detail, not the actor.
 LOGIN_ACTOR = "anonymous"

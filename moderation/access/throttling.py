@@ -70,8 +70,9 @@ from django.utils import timezone
 from board.posting.callers import client_address
 from moderation.access import devices
 from moderation.access import services as logins
+from moderation.actions import audit_record
 from moderation.models import LoginReservation
-from moderation.services import audit_record
+from receipts import engine
 
 USERNAME_LIMIT = 5
 ADDRESS_LIMIT = 20
@@ -210,18 +211,26 @@ def login_counts_locked(*, username: str | None, address: str | None) -> Iterato
     advisory locks, always taken in one order so two holders never deadlock (two names
     that share a 32-bit hash only wait for each other); on SQLite every transaction is
     BEGIN IMMEDIATE, so it is the one writer."""
+    names = [f"{kind}:{value}" for kind, value in
+             (("address", address), ("username", username)) if value is not None]
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            names = [f"{kind}:{value}" for kind, value in
-                     (("address", address), ("username", username)) if value is not None]
-            keys = sorted(
-                int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
-                for name in names
-            )
-            with connection.cursor() as cursor:
-                for key in keys:
-                    cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, key])
+        engine.for_connection(_COUNTS_LOCK)(names)
         yield
+
+
+def _advisory_locks(names: list[str]) -> None:
+    keys = sorted(
+        int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
+        for name in names
+    )
+    connection.advisory_xact_locks(LOCK_CLASS, keys)
+
+
+def _one_writer_already(names: list[str]) -> None:
+    pass  # BEGIN IMMEDIATE made this transaction the one writer
+
+
+_COUNTS_LOCK = {"postgresql": _advisory_locks, "sqlite": _one_writer_already}
 
 
 def _checks_full(limit: int, *, now: datetime, failures: Q, reservations: Q) -> bool:

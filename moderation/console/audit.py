@@ -31,7 +31,7 @@ def audit(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def login_unlock(request: HttpRequest) -> HttpResponse:
+def audit_page_login_unlock(request: HttpRequest) -> HttpResponse:
     form = LoginUnlockForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing unlocked. {form_errors(form)}")

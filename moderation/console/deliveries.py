@@ -1,7 +1,7 @@
 """The console's deliveries page and its actions (SPEC 7 and 9).
 
 Administrators act, everyone else in the console reads. Views translate only: each
-action calls one audited wrapper in `moderation.services` (the rules are
+action calls one audited wrapper in `moderation.actions` (the rules are
 `maintenance.deliveries`'), turns a refusal (`DeliveryRefused`, or a missing reason) into
 a message, and changes nothing then. Secrets appear once, in the body of the POST that
 made them, under `Cache-Control: no-store`. Endpoint URLs are shown whole to
@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.endpoints import endpoint_display_url
 from maintenance.exceptions import DeliveryRefused
-from moderation import selectors, services
+from moderation import actions, selectors
 from moderation.console.forms import (
     DeliveryFilterForm,
     EndpointActionForm,
@@ -107,7 +107,7 @@ def _with_secret(response: HttpResponse) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_add(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_add(request: HttpRequest) -> HttpResponse:
     """The secret is in this response's body only: not in a message, cookie or redirect."""
     form = EndpointAddForm(request.POST)
     if not form.is_valid():
@@ -115,7 +115,7 @@ def endpoint_add(request: HttpRequest) -> HttpResponse:
         return _deliveries_page(request, add_form=form)
     data = form.cleaned_data
     try:
-        endpoint, secret = services.endpoint_add(
+        endpoint, secret = actions.endpoint_add(
             actor=operator_name(request),
             name=data["name"],
             url=data["url"],
@@ -124,7 +124,7 @@ def endpoint_add(request: HttpRequest) -> HttpResponse:
             allow_private=data["allow_private"],
             reason=data["reason"],
         )
-    except (DeliveryRefused, services.ReasonRequired) as refused:
+    except (DeliveryRefused, actions.ReasonRequired) as refused:
         messages.error(request, f"No endpoint added: {_words(refused)}.")
         return _deliveries_page(request, add_form=form)
     messages.success(request, f"Endpoint {endpoint.name} added. Copy its secret now.")
@@ -133,14 +133,14 @@ def endpoint_add(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_disable(request: HttpRequest) -> HttpResponse:
-    return _endpoint_action(request, services.endpoint_disable, "disabled: its deliveries wait")
+def deliveries_page_endpoint_disable(request: HttpRequest) -> HttpResponse:
+    return _endpoint_action(request, actions.endpoint_disable, "disabled: its deliveries wait")
 
 
 @require_POST
 @console("administer")
-def endpoint_enable(request: HttpRequest) -> HttpResponse:
-    return _endpoint_action(request, services.endpoint_enable, "enabled: waiting deliveries resume")
+def deliveries_page_endpoint_enable(request: HttpRequest) -> HttpResponse:
+    return _endpoint_action(request, actions.endpoint_enable, "enabled: waiting deliveries resume")
 
 
 def _endpoint_action(request: HttpRequest, action, done: str) -> HttpResponse:
@@ -160,13 +160,13 @@ def _endpoint_action(request: HttpRequest, action, done: str) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_rotate(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_rotate(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing changed. {form_errors(form)}")
         return redirect("console:deliveries")
     try:
-        endpoint, secret = services.endpoint_rotate(
+        endpoint, secret = actions.endpoint_rotate(
             actor=operator_name(request),
             name=form.cleaned_data["name"],
             reason=form.cleaned_data["reason"],
@@ -184,14 +184,14 @@ def endpoint_rotate(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def endpoint_send_test(request: HttpRequest) -> HttpResponse:
+def deliveries_page_endpoint_send_test(request: HttpRequest) -> HttpResponse:
     form = EndpointActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing sent. {form_errors(form)}")
         return redirect("console:deliveries")
     name = form.cleaned_data["name"]
     try:
-        result = services.endpoint_send_test(
+        result = actions.endpoint_send_test(
             actor=operator_name(request), name=name, reason=form.cleaned_data["reason"]
         )
     except DeliveryRefused as refused:
@@ -216,17 +216,19 @@ def endpoint_send_test(request: HttpRequest) -> HttpResponse:
 # --- Deliveries --------------------------------------------------------------------------
 
 DELIVERY_ACTIONS = {
-    "reconcile": (services.delivery_reconcile, "Reconciled"),
-    "resend": (services.delivery_resend, "Resent"),
-    "cancel": (services.delivery_cancel, "Cancel applied"),
-    "mark-succeeded": (services.delivery_mark, "Marked"),
-    "mark-failed": (services.delivery_mark, "Marked"),
+    "reconcile": (actions.delivery_reconcile, "Reconciled"),
+    "resend": (actions.delivery_resend, "Resent"),
+    "cancel": (actions.delivery_cancel, "Cancel applied"),
+    "mark-succeeded": (actions.delivery_mark, "Marked"),
+    "mark-failed": (actions.delivery_mark, "Marked"),
 }
 
 
 @require_POST
 @console("administer")
-def delivery_action(request: HttpRequest, delivery_id: str, action: str) -> HttpResponse:
+def deliveries_page_delivery_action(
+    request: HttpRequest, delivery_id: str, action: str
+) -> HttpResponse:
     call, done = DELIVERY_ACTIONS[action]
     form = OptionalReasonForm(request.POST)
     if not form.is_valid():

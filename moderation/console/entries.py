@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from board.models import Entry
 from board.retention import holds
 from board.selectors import SEARCH_MATCHES_SHOWN
-from moderation import selectors, services
+from moderation import actions, selectors
 from moderation.console.forms import (
     REASON_MAX,
     EntryFilterForm,
@@ -80,14 +80,14 @@ def _back(request: HttpRequest, entry_id: int) -> HttpResponse:
 
 @require_POST
 @console("moderate")
-def entry_hide(request: HttpRequest, entry_id: int) -> HttpResponse:
-    return _entry_action(request, entry_id, services.entry_hide, "hidden")
+def entry_page_hide(request: HttpRequest, entry_id: int) -> HttpResponse:
+    return _entry_action(request, entry_id, actions.entry_hide, "hidden")
 
 
 @require_POST
 @console("moderate")
-def entry_unhide(request: HttpRequest, entry_id: int) -> HttpResponse:
-    return _entry_action(request, entry_id, services.entry_unhide, "visible again")
+def entry_page_unhide(request: HttpRequest, entry_id: int) -> HttpResponse:
+    return _entry_action(request, entry_id, actions.entry_unhide, "visible again")
 
 
 def _entry_action(request: HttpRequest, entry_id: int, action, done: str) -> HttpResponse:
@@ -106,7 +106,7 @@ def _entry_action(request: HttpRequest, entry_id: int, action, done: str) -> Htt
 
 @require_http_methods(["GET", "POST"])
 @console("moderate")
-def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
+def entry_page_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     """GET, or POST with `step=confirm` (the `Delete` beside an entry, carrying the reason
     typed there), asks for confirmation; any other POST deletes."""
     entry = Entry.objects.filter(pk=entry_id).first()
@@ -132,7 +132,7 @@ def entry_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
         messages.error(request, f"Entry {entry_id} not deleted: a reason is required.")
         return redirect("console:entry-delete", entry_id=entry_id)
     try:
-        services.entry_delete(
+        actions.entry_delete(
             actor=operator_name(request), entry_id=entry_id, reason=form.cleaned_data["reason"]
         )
     except Entry.DoesNotExist:

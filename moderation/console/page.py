@@ -2,7 +2,9 @@
 for each view, the page render with the caller's access, and a form's errors in one line.
 Views translate: they check access, read a form, call one service or selector and answer
 with a page or a redirect and a message. The rules (who may, what is audited, what a
-deletion removes) live in `moderation.services`, `moderation.access` and the owning apps."""
+deletion removes) live in `moderation.actions`, `moderation.access` and the owning apps.
+A view that answers a form is named for its page (`tokens_page_issue`), so one grep for an
+action's name (`token_issue`) finds the owning service and its audited wrapper, not views."""
 
 from functools import wraps
 

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from board import services as board
 from board.posting import limits
-from moderation import services
+from moderation import actions
 from moderation.console.forms import (
     LimitsForm,
     ReasonForm,
@@ -42,14 +42,14 @@ def posting(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def posting_pause(request: HttpRequest) -> HttpResponse:
-    return _posting_switch(request, services.posting_pause, "Posting is paused.")
+def posting_page_pause(request: HttpRequest) -> HttpResponse:
+    return _posting_switch(request, actions.posting_pause, "Posting is paused.")
 
 
 @require_POST
 @console("administer")
-def posting_resume(request: HttpRequest) -> HttpResponse:
-    return _posting_switch(request, services.posting_resume, "Posting is open again.")
+def posting_page_resume(request: HttpRequest) -> HttpResponse:
+    return _posting_switch(request, actions.posting_resume, "Posting is open again.")
 
 
 def _posting_switch(request: HttpRequest, action, done: str) -> HttpResponse:
@@ -64,12 +64,12 @@ def _posting_switch(request: HttpRequest, action, done: str) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def posting_limits(request: HttpRequest) -> HttpResponse:
+def posting_page_limits(request: HttpRequest) -> HttpResponse:
     form = LimitsForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Limits not changed. {form_errors(form)}")
     else:
-        services.posting_set_limits(
+        actions.posting_set_limits(
             actor=operator_name(request),
             source_hourly_limit=form.cleaned_data["source_hourly_limit"],
             overall_hourly_limit=form.cleaned_data["overall_hourly_limit"],

@@ -15,7 +15,7 @@ from board.retention import holds
 from board.retention import policies as retention
 from maintenance import forecast
 from maintenance import selectors as maintenance
-from moderation import services
+from moderation import actions
 from moderation.console import erasure as erasure_pages
 from moderation.console.forms import OptionalReasonForm
 from moderation.console.page import console, operator_name, render_page
@@ -65,17 +65,17 @@ def _back(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def retention_policy(request: HttpRequest) -> HttpResponse:
+def retention_page_policy(request: HttpRequest) -> HttpResponse:
     policy = request.POST.get("policy", "")
     principal = request.POST.get("principal", "").strip() or None
     try:
         if request.POST.get("action") == "clear":
-            change = services.retention_clear(
+            change = actions.retention_clear(
                 actor=operator_name(request), policy=policy, principal=principal
             )
         else:
             seconds = retention.duration_parse(policy, request.POST.get("duration", ""))
-            change = services.retention_set(
+            change = actions.retention_set(
                 actor=operator_name(request), policy=policy, seconds=seconds, principal=principal
             )
     except retention.PolicyRefused as refused:
@@ -92,7 +92,7 @@ def retention_policy(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def hold_add(request: HttpRequest) -> HttpResponse:
+def retention_page_hold_add(request: HttpRequest) -> HttpResponse:
     thread = request.POST.get("thread", "").strip()
     principal = request.POST.get("principal", "").strip()
     try:
@@ -100,7 +100,7 @@ def hold_add(request: HttpRequest) -> HttpResponse:
         # str.isdigit() and not to int().
         if thread and not (thread.isascii() and thread.isdigit() and len(thread) <= 18):
             raise holds.HoldRefused(f"thread {thread[:20]!r}: not an id")
-        hold = services.hold_add(
+        hold = actions.hold_add(
             actor=operator_name(request), reason=request.POST.get("reason", ""),
             thread_id=int(thread) if thread else None, principal=principal or None,
         )
@@ -113,9 +113,9 @@ def hold_add(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
+def retention_page_hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     try:
-        services.hold_release(
+        actions.hold_release(
             actor=operator_name(request), hold_id=hold_id, reason=request.POST.get("reason", "")
         )
     except holds.HoldRefused as refused:
@@ -166,11 +166,11 @@ def _source(in_force: dict[str, retention.InForce], setting: str) -> str:
 
 @require_POST
 @console("administer")
-def retention_run(request: HttpRequest) -> HttpResponse:
+def retention_page_run(request: HttpRequest) -> HttpResponse:
     form = OptionalReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
-        jobs = services.retention_run_now(actor=operator_name(request), reason=reason)
+        jobs = actions.retention_run_now(actor=operator_name(request), reason=reason)
     except KombuError as error:  # the broker refused or is unreachable: nothing was queued
         messages.error(request, f"Nothing was queued: the broker failed ({type(error).__name__}).")
     else:

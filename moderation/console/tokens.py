@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from moderation import selectors, services
+from moderation import actions, selectors
 from moderation.console.forms import (
     TokenIssueForm,
     TokenRevokeForm,
@@ -31,13 +31,13 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def token_issue(request: HttpRequest) -> HttpResponse:
+def tokens_page_issue(request: HttpRequest) -> HttpResponse:
     """The token is in this response's body only: not in a message, a cookie or a redirect."""
     form = TokenIssueForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"No token issued. {form_errors(form)}")
         return _tokens_page(request, issue_form=form)
-    principal, token = services.token_issue(
+    principal, token = actions.token_issue(
         actor=operator_name(request),
         name=form.cleaned_data["name"],
         hourly_limit=form.cleaned_data["hourly_limit"],
@@ -50,17 +50,17 @@ def token_issue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @console("administer")
-def token_revoke(request: HttpRequest) -> HttpResponse:
+def tokens_page_revoke(request: HttpRequest) -> HttpResponse:
     form = TokenRevokeForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing revoked. {form_errors(form)}")
         return redirect("console:tokens")
     name = form.cleaned_data["name"]
     try:
-        revoked = services.token_revoke(
+        revoked = actions.token_revoke(
             actor=operator_name(request), name=name, reason=form.cleaned_data["reason"]
         )
-    except services.UnknownAgent as refused:
+    except actions.UnknownAgent as refused:
         messages.error(request, f"Nothing revoked: {refused}.")
         return redirect("console:tokens")
     messages.success(request, f"Revoked {revoked} token{'' if revoked == 1 else 's'} of {name}.")

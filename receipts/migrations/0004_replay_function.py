@@ -1,4 +1,4 @@
-"""A replay's bookkeeping (receipts/sql/postgresql.py `replay`) as a PL/pgSQL function on
+"""A replay's bookkeeping (receipts/engines/postgresql.py `replay`) as a PL/pgSQL function on
 PostgreSQL, `receipts_replay`: lock and count the receipt, judge the attempt, log it.
 The statement that calls it joins the effect's row, which the engine does not know.
 
@@ -31,7 +31,7 @@ CREATE OR REPLACE FUNCTION receipts_replay(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound_ms), set before the
+    -- The claim's wait bound (receipts/engines/postgresql.py, wait_bound_ms), set before the
     -- row is locked; and no flush wait for bookkeeping (commit_quietly), outside a
     -- caller's transaction only: that commit is the caller's.
     PERFORM set_config('lock_timeout', wait_ms::text, true);

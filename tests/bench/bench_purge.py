@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry
-from maintenance.services import purge_expired_threads
+from maintenance.purges import purge_expired_threads
 from receipts.models import Receipt, Tombstone
 from tests.conftest import question
 

@@ -407,7 +407,7 @@ def seed_posts() -> None:
     anonymous, questions with a few replies each, and one thread of 200 replies."""
     from django.test import Client
 
-    from moderation import services as moderation
+    from moderation import actions as moderation
 
     client = Client(HTTP_HOST="127.0.0.1")
     tokens = [moderation.token_issue(actor="scale", name=f"scale-agent-{n}")[1] for n in range(3)]
@@ -766,7 +766,7 @@ def prepare() -> None:
     from django.contrib.auth import get_user_model
 
     from board.models import Entry
-    from moderation import services as moderation
+    from moderation import actions as moderation
     from moderation.models import LoginReservation
 
     User = get_user_model()

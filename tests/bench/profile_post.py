@@ -57,7 +57,7 @@ def poster():
         client = Client(HTTP_HOST="127.0.0.1")
         body = json.dumps({"name": "bench", "body": "One row, nothing else."})
         return lambda: client.post("/api/insert", body, content_type="application/json"), 201
-    from moderation import services as moderation  # noqa: PLC0415 (Settle's apps only)
+    from moderation import actions as moderation  # noqa: PLC0415 (Settle's apps only)
 
     _, token = moderation.token_issue(actor="profile", name=f"profile-{uuid.uuid4().hex[:8]}")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_HOST="127.0.0.1")

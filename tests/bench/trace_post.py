@@ -46,7 +46,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from moderation import services as moderation  # noqa: E402
+from moderation import actions as moderation  # noqa: E402
 from tests.bench.http_bench import question_payload  # noqa: E402
 
 APPS = ("board", "receipts", "maintenance", "moderation")

@@ -4,7 +4,7 @@ would fail both gets the earlier step's answer, and the database shows what was 
 import pytest
 
 from board.models import HourlyCounter
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import counts, question, reply
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.board.mcp_support import modern_call
 from tests.conftest import counts, new_posts_held, other_connection, question
 

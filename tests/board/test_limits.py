@@ -3,7 +3,7 @@ environment's (SPEC 3)."""
 
 import pytest
 
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import issue_agent, question
 
 pytestmark = pytest.mark.django_db

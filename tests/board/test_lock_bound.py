@@ -10,7 +10,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from board.models import Entry
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import question
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,7 @@ import pytest
 import time_machine
 from django.conf import settings
 
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.board.mcp_support import tool_result
 from tests.conftest import counts, question
 

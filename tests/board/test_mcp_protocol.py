@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.board.mcp_support import META, MODERN, modern_call, modern_headers, rpc
 from tests.conftest import counts, question
 

@@ -9,7 +9,7 @@ import time_machine
 from django.utils import timezone
 
 from board.models import Entry
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import counts, question, reply
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("roomy_limits")]

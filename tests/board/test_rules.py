@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from board.exceptions import Unauthorized
 from board.models import PostingPolicy, Principal
 from board.posting import callers, limits, statements
-from moderation import services as moderation
+from moderation import actions as moderation
 from receipts.models import Receipt
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from django.test import Client, RequestFactory
 
 from board.models import AgentToken
 from board.posting.callers import address_source, client_address
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import Agent, counts, question
 
 pytestmark = pytest.mark.django_db

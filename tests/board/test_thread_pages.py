@@ -12,7 +12,7 @@ import re
 import pytest
 
 from board.http.pages import REPLIES_PAGE_SIZE
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import question, reply
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from board.models import Entry
-from moderation import services as moderation
+from moderation import actions as moderation
 from receipts.models import Receipt
 from tests.conftest import question
 from tests.e2e.test_worker_processes import post

@@ -10,7 +10,7 @@ from board import services as board
 from maintenance.deliveries import actions, attempts, endpoints, sweep, webhooks
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.exceptions import DeliveryRefused
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, in_thread, post_entry
 from tests.maintenance.webhook_receiver import Behaviour

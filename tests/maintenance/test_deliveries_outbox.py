@@ -19,7 +19,7 @@ from board.celery import app
 from board.posting.callers import ANONYMOUS_SCOPE
 from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.deliveries.models import Delivery
-from moderation import services as moderation
+from moderation import actions as moderation
 from receipts.exceptions import RequestExpired
 from receipts.fingerprint import Identity
 from receipts.models import Tombstone

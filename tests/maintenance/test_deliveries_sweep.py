@@ -16,7 +16,7 @@ from maintenance.deliveries import actions, attempts, endpoints, sweep
 from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
 from maintenance.deliveries.purge import purge_deliveries
 from maintenance.models import MaintenanceRun
-from maintenance.services import job_run
+from maintenance.purges import job_run
 from tests.celery_worker import (
     CELERY,
     ROOT,

@@ -14,8 +14,8 @@ from board import services as board
 from board.models import Entry
 from board.retention.holds import HoldRefused
 from maintenance import forecast
-from maintenance.services import purge_deletion_records, purge_expired_threads
-from moderation import services as moderation
+from maintenance.purges import purge_deletion_records, purge_expired_threads
+from moderation import actions as moderation
 from moderation.erasure import erasure_run, erasure_start
 from receipts.models import Receipt, Tombstone
 from tests.conftest import counts, question, reply

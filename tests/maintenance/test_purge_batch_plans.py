@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from maintenance import services
+from maintenance import purges
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries.models import Delivery
 from receipts.models import Attempt, Receipt, Tombstone
@@ -57,7 +57,7 @@ def test_the_receipt_batch_walks_expiry_and_id_even_when_many_share_one_expiry()
         FROM generate_series(1, %s)
     """)
 
-    plan = plan_of_batch(services.purge_expired_threads, Receipt._meta.db_table)
+    plan = plan_of_batch(purges.purge_expired_threads, Receipt._meta.db_table)
 
     assert "receipt_expiry_id" in plan, plan
     assert not re.search(r"^\s*(->\s*)?Sort\b", plan, re.M), plan
@@ -70,7 +70,7 @@ def test_the_tombstone_batch_walks_the_expiry_index():
         FROM generate_series(1, %s) AS g
     """)
 
-    plan = plan_of_batch(services.purge_tombstones, Tombstone._meta.db_table)
+    plan = plan_of_batch(purges.purge_tombstones, Tombstone._meta.db_table)
 
     assert "tombstone_expiry" in plan, plan
 
@@ -82,7 +82,7 @@ def test_the_attempt_batch_walks_its_creation_index():
         FROM generate_series(1, %s) AS g
     """)
 
-    plan = plan_of_batch(services.purge_attempts, Attempt._meta.db_table)
+    plan = plan_of_batch(purges.purge_attempts, Attempt._meta.db_table)
 
     assert "attempt_created" in plan, plan
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from board import services as board
 from board.exceptions import BoardError, error_status
 from board.models import Entry
-from maintenance.services import purge_expired_threads
+from maintenance.purges import purge_expired_threads
 from receipts.exceptions import ReceiptError
 from receipts.models import Receipt, Tombstone
 from tests.conftest import new_posts_held, question, reply

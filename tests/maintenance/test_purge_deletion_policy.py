@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from board.models import Entry
 from board.services import entry_delete
-from maintenance.services import purge_deletion_records, purge_expired_threads
-from moderation import services as moderation
+from maintenance.purges import purge_deletion_records, purge_expired_threads
+from moderation import actions as moderation
 from receipts.models import Receipt, Tombstone
 from tests.conftest import counts, question, reply
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from board.models import Entry
-from maintenance.services import purge_expired_threads, purge_tombstones
+from maintenance.purges import purge_expired_threads, purge_tombstones
 from receipts.models import Receipt, Tombstone
 from receipts.services import Identity
 from tests.conftest import counts, question, reply

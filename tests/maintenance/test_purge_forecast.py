@@ -13,7 +13,7 @@ from django.utils import timezone
 from board.services import entry_delete
 from maintenance import forecast
 from maintenance.models import MaintenanceRun
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import counts, question, reply
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")

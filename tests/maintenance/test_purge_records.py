@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from board.models import Entry, HourlyCounter
 from board.services import entry_delete
-from maintenance import services
+from maintenance import purges
 from maintenance.models import MaintenanceRun
 from maintenance.selectors import retention_overview
+from moderation.actions import audit_purge
 from moderation.models import AuditEvent
-from moderation.services import audit_purge
 from receipts.models import Attempt, Tombstone
 from tests.conftest import counts, question, reply
 
@@ -33,7 +33,7 @@ def test_it_turns_a_deletion_record_into_a_deleted_tombstone(agent):
     assert agent.post(answered).json()["error"]["code"] == "deleted"
 
     # when: its deletion retention has passed
-    result = services.purge_deletion_records(now=start + MONTH, batch_size=100)
+    result = purges.purge_deletion_records(now=start + MONTH, batch_size=100)
 
     # then: receipt and textless row gone, a `deleted` tombstone left; the question stays
     assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1, "texts": 0}
@@ -55,12 +55,12 @@ def test_it_keeps_a_deleted_question_row_while_replies_hang_on_it(agent, setting
     entry_delete(entry_id=question_id, now=start)
 
     # when
-    result = services.purge_deletion_records(now=start + timedelta(days=2), batch_size=100)
+    result = purges.purge_deletion_records(now=start + timedelta(days=2), batch_size=100)
 
     # then: the deletion record is a tombstone, the textless row waits for its thread
     assert result.counts == {"receipts": 1, "entries": 0, "tombstones": 1, "texts": 0}
     assert Entry.objects.filter(pk=question_id).exists()
-    thread = services.purge_expired_threads(now=start + MONTH, batch_size=100)
+    thread = purges.purge_expired_threads(now=start + MONTH, batch_size=100)
     assert thread.counts == {"threads": 1, "entries": 2, "receipts": 1, "tombstones": 1}
     assert counts()["entries"] == 0 and counts()["tombstones"] == 2
 
@@ -70,7 +70,7 @@ def test_it_removes_a_deleted_question_without_replies(agent):
     start = timezone.now()
     entry_delete(entry_id=question_id, now=start)
 
-    result = services.purge_deletion_records(now=start + MONTH, batch_size=100)
+    result = purges.purge_deletion_records(now=start + MONTH, batch_size=100)
 
     assert result.counts == {"receipts": 1, "entries": 1, "tombstones": 1, "texts": 0}
     assert counts()["entries"] == 0
@@ -80,8 +80,8 @@ def test_it_purges_old_attempts_and_hourly_counters(agent):
     agent.post(question())
     assert Attempt.objects.count() == 1 and HourlyCounter.objects.count() >= 1
 
-    kept = services.purge_attempts(now=timezone.now() + timedelta(hours=1), batch_size=100)
-    gone = services.purge_attempts(now=timezone.now() + timedelta(days=8), batch_size=100)
+    kept = purges.purge_attempts(now=timezone.now() + timedelta(hours=1), batch_size=100)
+    gone = purges.purge_attempts(now=timezone.now() + timedelta(days=8), batch_size=100)
 
     assert kept.counts == {"attempts": 0, "counters": 0}
     assert gone.counts["attempts"] == 1 and gone.counts["counters"] >= 1
@@ -129,7 +129,7 @@ def test_a_failed_run_is_recorded_with_its_error_class_only():
     def failing(**kwargs):
         raise OperationalError("secret text from the database")
 
-    outcome = services.job_run(job="purge-tombstones", purge=failing)
+    outcome = purges.job_run(job="purge-tombstones", purge=failing)
 
     run = MaintenanceRun.objects.get()
     assert run.error.startswith("OperationalError") and "secret" not in run.error
@@ -141,7 +141,7 @@ def test_the_overview_shows_policies_runs_schedule_and_tombstones():
     now = timezone.now()
     Tombstone.objects.create(key="00000000-0000-4000-8000-000000000001", reason=1,
                              expires_at=now + timedelta(days=1))
-    services.job_run(job="purge-expired-threads", purge=services.purge_expired_threads)
+    purges.job_run(job="purge-expired-threads", purge=purges.purge_expired_threads)
 
     overview = retention_overview(now)
 

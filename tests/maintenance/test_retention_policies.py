@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from board.models import Entry
 from board.retention import policies as retention
-from maintenance.services import purge_attempts, purge_expired_threads
-from moderation import services as moderation
+from maintenance.purges import purge_attempts, purge_expired_threads
+from moderation import actions as moderation
 from receipts.models import Attempt, Receipt, Tombstone
 from tests.conftest import issue_agent, question
 
@@ -136,7 +136,7 @@ def test_it_refuses_a_value_out_of_bounds_and_changes_nothing(db):
 
 def test_a_lengthened_deletion_policy_keeps_earlier_deletions_at_the_next_purge(agent):
     # given: an entry deleted under the 30-day default
-    from maintenance.services import purge_deletion_records
+    from maintenance.purges import purge_deletion_records
 
     entry_id = agent.post(question()).json()["id"]
     moderation.entry_delete(actor="test", entry_id=entry_id, reason="spam")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from board.models import AgentToken, Entry, PostingPolicy, Principal
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from receipts.models import Receipt
 from tests.conftest import question

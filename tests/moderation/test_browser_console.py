@@ -4,7 +4,7 @@ Chromium (screenshots land in tests/artifacts/, named after each test)."""
 import pytest
 
 from board.models import Entry
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
 from tests.moderation.test_browser import WIDER_THAN_THE_SCREEN, log_in, post

@@ -20,8 +20,8 @@ from maintenance.activity import activity_roll_up
 from maintenance.deliveries.models import Delivery
 from maintenance.forecast import forecast_record
 from maintenance.models import MaintenanceRun
+from moderation import actions as moderation
 from moderation import erasure
-from moderation import services as moderation
 from moderation.access import two_factor
 from tests.chromium import ARTIFACTS
 from tests.conftest import question, reply

@@ -13,7 +13,7 @@ from django.utils import timezone
 from board.models import Entry
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.models import MaintenanceRun
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.chromium import ARTIFACTS
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)
     delivery_settings,

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from board.models import Entry, Hold, RetentionPolicy
 from maintenance.forecast import forecast_record
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent, Erasure
 from tests.celery_worker import celery_worker
 from tests.conftest import issue_agent, question, reply

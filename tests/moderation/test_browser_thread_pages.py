@@ -7,7 +7,7 @@ run) live in this folder's conftest."""
 import pytest
 
 from board.http.pages import REPLIES_PAGE_SIZE
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.board.test_thread_pages import thread_with_replies
 
 pytestmark = pytest.mark.usefixtures("roomy_limits")

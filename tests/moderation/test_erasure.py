@@ -12,8 +12,8 @@ from django.utils import timezone
 from board.models import Entry
 from board.services import entry_delete, entry_set_visible
 from moderation import erasure
+from moderation.actions import COMMAND_LINE
 from moderation.models import AuditEvent, Erasure
-from moderation.services import COMMAND_LINE
 from receipts.models import Receipt
 from tests.conftest import counts, question, reply
 from tests.maintenance.conftest import delivery_settings  # noqa: F401  (fixture)

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry
-from maintenance import services as maintenance
+from maintenance import purges as maintenance
 from maintenance.forecast import forecast_record
 from moderation.models import AuditEvent, Erasure
 from tests.conftest import question, reply

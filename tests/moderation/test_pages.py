@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from board.models import Entry
 from maintenance.activity import activity_roll_up
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question, reply
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from board.models import Entry
-from maintenance import services as maintenance
-from moderation import services as moderation
+from maintenance import purges as maintenance
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from maintenance.deliveries.models import Endpoint
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.moderation.conftest import logged_in
 

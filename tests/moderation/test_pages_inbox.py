@@ -17,8 +17,8 @@ import pytest
 from board import services as board
 from maintenance.deliveries import sweep
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
+from moderation import actions as moderation
 from moderation import selectors
-from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)

@@ -20,8 +20,8 @@ from django.utils import timezone
 from board import selectors as search_index
 from board.models import Entry
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
+from moderation import actions as moderation
 from moderation import selectors
-from moderation import services as moderation
 from moderation.models import AuditEvent
 from tests.conftest import is_postgres, question, reply
 

@@ -11,8 +11,8 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from maintenance.services import purge_deletion_records, purge_expired_threads
-from moderation import services as moderation
+from maintenance.purges import purge_deletion_records, purge_expired_threads
+from moderation import actions as moderation
 from receipts.models import Receipt, Tombstone
 from tests.conftest import new_request_id, question
 from tests.moderation.conftest import logged_in

@@ -8,7 +8,7 @@ import pytest
 
 from board.models import Entry
 from maintenance.deliveries.models import Delivery
-from moderation import services as moderation
+from moderation import actions as moderation
 from tests.conftest import question, reply
 from tests.maintenance.conftest import (  # noqa: F401 (fixtures)
     delivery_settings,

@@ -5,7 +5,7 @@ import pytest
 from django.utils.html import escape
 
 from board.models import Hold, Principal, RetentionPolicy
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.conftest import question
 from tests.moderation.conftest import logged_in

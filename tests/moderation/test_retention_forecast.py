@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from maintenance.forecast import forecast_latest, forecast_record
 from maintenance.models import PurgeForecast
-from moderation import services as moderation
+from moderation import actions as moderation
 from receipts.models import Receipt
 from tests.conftest import question
 from tests.moderation.test_scaling import grow_board, queries_for

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.models import Entry
-from maintenance import services as maintenance
+from maintenance import purges as maintenance
 from maintenance.models import MaintenanceRun
 from moderation.models import AuditEvent
 from receipts.models import Tombstone

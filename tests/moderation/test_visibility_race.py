@@ -13,7 +13,7 @@ import pytest
 from django.db import connection, transaction
 
 from board.models import Entry
-from moderation import services as moderation
+from moderation import actions as moderation
 from moderation.models import AuditEvent
 from tests.conftest import backend_waits_on_a_lock, question
 

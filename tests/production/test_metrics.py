@@ -12,7 +12,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from board.models import Entry
-from maintenance import services as maintenance
+from maintenance import purges as maintenance
 from maintenance.deliveries import endpoints
 from maintenance.models import MaintenanceRun
 from tests.board.mcp_support import modern_call, tool_result

@@ -1,8 +1,8 @@
 """The engine's rules written twice, in Python and in SQL, compared on generated input:
 the replay's verdict (receipts.services._verdict, and on PostgreSQL the function
-`receipts_replay`, migration receipts 0004) and the attempt log's `detail`
-(receipts.services.attempt_detail, receipts.statements.outcome_detail, and the detail
-that function logs)."""
+`receipts_replay`, receipts/sql/receipts_replay.sql) and the attempt log's `detail`
+(receipts.statements.outcome_detail, which receipts.services.attempt_detail applies, and
+the detail that function logs)."""
 
 import json
 import uuid

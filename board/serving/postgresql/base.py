@@ -87,6 +87,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return (None if replayed is None else int(replayed),
                 None if lag is None else float(lag))
 
+    def advisory_xact_locks(self, namespace: int, keys: list[int]) -> None:
+        """Take these advisory locks in the order given, each held to the transaction's
+        end (the login throttle's: moderation/access/throttling.py)."""
+        with self.cursor() as cursor:
+            for key in keys:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [namespace, key])
+
     def connect(self) -> None:
         super().connect()
         self._last_released = None

@@ -12,7 +12,7 @@ from django.utils import timezone
 from board.celery import app
 from board.retention.moments import aware_moment
 from maintenance import forecast
-from maintenance.services import purge_jobs
+from maintenance.purges import purge_jobs
 
 log = logging.getLogger(__name__)
 

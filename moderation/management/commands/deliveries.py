@@ -1,5 +1,5 @@
 """`python manage.py deliveries list|show|reconcile|resend|cancel|mark|run` (SPEC 10):
-outbound deliveries, through moderation.services (which audits) onto maintenance."""
+outbound deliveries, through moderation.actions (which audits) onto maintenance."""
 
 import json
 
@@ -10,7 +10,7 @@ from board.http.schemas import timestamp
 from maintenance.deliveries import selectors, sweep
 from maintenance.deliveries.models import Delivery
 from maintenance.exceptions import DeliveryRefused
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -79,28 +79,28 @@ class Command(BaseCommand):
             )
 
     def _reconcile(self, *, id, reason, **options):  # noqa: A002
-        delivery = services.delivery_reconcile(
-            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        delivery = actions.delivery_reconcile(
+            actor=actions.COMMAND_LINE, delivery_id=id, reason=reason
         )
         self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
 
     def _resend(self, *, id, reason, **options):  # noqa: A002
-        delivery = services.delivery_resend(
-            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        delivery = actions.delivery_resend(
+            actor=actions.COMMAND_LINE, delivery_id=id, reason=reason
         )
         self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
 
     def _cancel(self, *, id, reason, **options):  # noqa: A002
-        delivery = services.delivery_cancel(
-            actor=services.COMMAND_LINE, delivery_id=id, reason=reason
+        delivery = actions.delivery_cancel(
+            actor=actions.COMMAND_LINE, delivery_id=id, reason=reason
         )
         self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
 
     def _mark(self, *, id, state, reason, **options):  # noqa: A002
         if not reason.strip():
             raise CommandError("a reason is required to mark a delivery: --reason TEXT")
-        delivery = services.delivery_mark(
-            actor=services.COMMAND_LINE, delivery_id=id, state=state, reason=reason
+        delivery = actions.delivery_mark(
+            actor=actions.COMMAND_LINE, delivery_id=id, state=state, reason=reason
         )
         self.stdout.write(f"Delivery {delivery.pk} is {delivery.state}.")
 

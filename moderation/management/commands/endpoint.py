@@ -1,5 +1,5 @@
 """`python manage.py endpoint add|set-url|list|disable|enable|rotate` (SPEC 10): webhook
-endpoints, through moderation.services (which audits) onto maintenance.deliveries.endpoints."""
+endpoints, through moderation.actions (which audits) onto maintenance.deliveries.endpoints."""
 
 import json
 
@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from maintenance.deliveries.models import Endpoint
 from maintenance.exceptions import DeliveryRefused
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -40,14 +40,14 @@ class Command(BaseCommand):
     def handle(self, *args, action: str, **options) -> None:
         try:
             getattr(self, f"_{action.replace('-', '_')}")(**options)
-        except (DeliveryRefused, services.ReasonRequired) as refused:
+        except (DeliveryRefused, actions.ReasonRequired) as refused:
             raise CommandError(str(refused)) from None
 
     def _add(self, *, name, url, supports, lookup_url, allow_private, reason, **options):
         if allow_private and not reason.strip():
             raise CommandError("--allow-private needs --reason TEXT")
-        endpoint, secret = services.endpoint_add(
-            actor=services.COMMAND_LINE, name=name, url=url, supports=supports,
+        endpoint, secret = actions.endpoint_add(
+            actor=actions.COMMAND_LINE, name=name, url=url, supports=supports,
             lookup_url=lookup_url, allow_private=allow_private, reason=reason,
         )
         self.stderr.write(
@@ -59,8 +59,8 @@ class Command(BaseCommand):
     def _set_url(self, *, name, url, lookup_url, allow_private, reason, **options):
         if allow_private and not reason.strip():
             raise CommandError("--allow-private needs --reason TEXT")
-        endpoint, withdrawn = services.endpoint_set_url(
-            actor=services.COMMAND_LINE, name=name, url=url, lookup_url=lookup_url,
+        endpoint, withdrawn = actions.endpoint_set_url(
+            actor=actions.COMMAND_LINE, name=name, url=url, lookup_url=lookup_url,
             allow_private=allow_private, reason=reason,
         )
         self.stdout.write(f"Endpoint {endpoint.name} now sends to its new URL.")
@@ -82,16 +82,16 @@ class Command(BaseCommand):
             )
 
     def _disable(self, *, name, reason, **options):
-        endpoint = services.endpoint_disable(actor=services.COMMAND_LINE, name=name, reason=reason)
+        endpoint = actions.endpoint_disable(actor=actions.COMMAND_LINE, name=name, reason=reason)
         self.stdout.write(f"Endpoint {endpoint.name} disabled; its deliveries wait.")
 
     def _enable(self, *, name, reason, **options):
-        endpoint = services.endpoint_enable(actor=services.COMMAND_LINE, name=name, reason=reason)
+        endpoint = actions.endpoint_enable(actor=actions.COMMAND_LINE, name=name, reason=reason)
         self.stdout.write(f"Endpoint {endpoint.name} enabled.")
 
     def _rotate(self, *, name, reason, **options):
-        endpoint, secret = services.endpoint_rotate(
-            actor=services.COMMAND_LINE, name=name, reason=reason
+        endpoint, secret = actions.endpoint_rotate(
+            actor=actions.COMMAND_LINE, name=name, reason=reason
         )
         self.stderr.write(
             f"New secret for {endpoint.name}; the previous one keeps signing for 24 hours:"

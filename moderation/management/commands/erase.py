@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from board.retention.moments import aware_moment
 from moderation import erasure
-from moderation.services import COMMAND_LINE
+from moderation.actions import COMMAND_LINE
 
 
 def _since(text: str | None) -> datetime | None:

@@ -1,12 +1,12 @@
 """`python manage.py hold add (--thread ID | --principal NAME) --reason TEXT | list [--json]
-| release HOLD_ID --reason TEXT` (SPEC 8.2, 10), through moderation.services (audited)."""
+| release HOLD_ID --reason TEXT` (SPEC 8.2, 10), through moderation.actions (audited)."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from board.retention.holds import HoldRefused, holds_active
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -32,8 +32,8 @@ class Command(BaseCommand):
             raise CommandError(str(refused)) from None
 
     def _add(self, *, thread: int | None, principal: str | None, reason: str, **options):
-        hold = services.hold_add(
-            actor=services.COMMAND_LINE, reason=reason, thread_id=thread, principal=principal
+        hold = actions.hold_add(
+            actor=actions.COMMAND_LINE, reason=reason, thread_id=thread, principal=principal
         )
         covers = f"thread {hold.thread_id}" if hold.thread_id else f"principal {principal}"
         self.stderr.write(f"Hold placed on {covers}:")
@@ -49,8 +49,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{row['id']}  {covers}  {row['created_at']}  {row['reason']}")
 
     def _release(self, *, hold_id: int, reason: str, **options):
-        hold = services.hold_release(
-            actor=services.COMMAND_LINE, hold_id=hold_id, reason=reason
+        hold = actions.hold_release(
+            actor=actions.COMMAND_LINE, hold_id=hold_id, reason=reason
         )
         self.stdout.write(f"Hold {hold.pk} released.")
 

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from board.models import Principal
 from board.retention import policies
-from moderation import services
+from moderation import actions
 from moderation.console.forms import HOURLY_LIMIT_MAX
 
 
@@ -27,8 +27,8 @@ class Command(BaseCommand):
             seconds = None if retention is None else policies.duration_parse(
                 policies.ENTRY, retention
             )
-            principal, token = services.token_issue(
-                actor=services.COMMAND_LINE, name=name, hourly_limit=hourly_limit,
+            principal, token = actions.token_issue(
+                actor=actions.COMMAND_LINE, name=name, hourly_limit=hourly_limit,
                 entry_retention=seconds,
             )
         except policies.PolicyRefused as refused:

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from board import services as board
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -14,10 +14,10 @@ class Command(BaseCommand):
     def handle(self, *args, action: str, reason: str, **options) -> None:
         try:
             if action == "pause":
-                services.posting_pause(actor=services.COMMAND_LINE, reason=reason)
+                actions.posting_pause(actor=actions.COMMAND_LINE, reason=reason)
             elif action == "resume":
-                services.posting_resume(actor=services.COMMAND_LINE, reason=reason)
-        except services.ReasonRequired as error:
+                actions.posting_resume(actor=actions.COMMAND_LINE, reason=reason)
+        except actions.ReasonRequired as error:
             raise CommandError(f"{error}: --reason TEXT") from None
         policy = board.posting_policy_current()
         if policy.paused:

@@ -4,7 +4,7 @@ it can enrol again; audited as `two_factor_reset`."""
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from moderation import services
+from moderation import actions
 from moderation.access import services as logins
 
 
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, username: str, reason: str, **options) -> None:
         try:
             removed = logins.two_factor_reset(
-                actor=services.COMMAND_LINE, username=username, reason=reason
+                actor=actions.COMMAND_LINE, username=username, reason=reason
             )
         except get_user_model().DoesNotExist:
             raise CommandError(f"no account named {username!r}") from None

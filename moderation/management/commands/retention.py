@@ -1,5 +1,5 @@
 """`python manage.py retention show [--json] | set POLICY DURATION [--principal NAME] |
-clear POLICY [--principal NAME]` (SPEC 8.1, 10), through moderation.services (audited)."""
+clear POLICY [--principal NAME]` (SPEC 8.1, 10), through moderation.actions (audited)."""
 
 import json
 import re
@@ -7,7 +7,7 @@ import re
 from django.core.management.base import BaseCommand, CommandError
 
 from board.retention import policies as retention
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -56,14 +56,14 @@ class Command(BaseCommand):
 
     def _set(self, *, policy: str, duration: str, principal: str | None, **options) -> None:
         seconds = retention.duration_parse(policy, duration)
-        change = services.retention_set(
-            actor=services.COMMAND_LINE, policy=policy, seconds=seconds, principal=principal
+        change = actions.retention_set(
+            actor=actions.COMMAND_LINE, policy=policy, seconds=seconds, principal=principal
         )
         self.stdout.write(_changed(change))
 
     def _clear(self, *, policy: str, principal: str | None, **options) -> None:
-        change = services.retention_clear(
-            actor=services.COMMAND_LINE, policy=policy, principal=principal
+        change = actions.retention_clear(
+            actor=actions.COMMAND_LINE, policy=policy, principal=principal
         )
         self.stdout.write(_changed(change))
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from moderation import services
+from moderation import actions
 
 
 class Command(BaseCommand):
@@ -11,7 +11,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, name: str, **options) -> None:
         try:
-            revoked = services.token_revoke(actor=services.COMMAND_LINE, name=name)
-        except services.UnknownAgent as refused:
+            revoked = actions.token_revoke(actor=actions.COMMAND_LINE, name=name)
+        except actions.UnknownAgent as refused:
             raise CommandError(str(refused)) from None
         self.stdout.write(f"Revoked {revoked} token(s) of {name}.")

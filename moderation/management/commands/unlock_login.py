@@ -3,7 +3,7 @@ lock before it ends by itself, audited as `login_unlocked`."""
 
 from django.core.management.base import BaseCommand
 
-from moderation import services
+from moderation import actions
 from moderation.access import throttling
 
 
@@ -20,7 +20,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, address: str, reason: str, **options) -> None:
         forgotten = throttling.login_unlock(
-            actor=services.COMMAND_LINE, username=username, address=address, reason=reason
+            actor=actions.COMMAND_LINE, username=username, address=address, reason=reason
         )
         what = f"{username}" + (f" and {address}" if address else "")
         self.stdout.write(f"Unlocked {what} ({forgotten} failure record{'s'[:forgotten != 1]}).")

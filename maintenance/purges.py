@@ -45,13 +45,15 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Case, Exists, OuterRef, Value, When
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from board.models import Entry, HourlyCounter
 from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
+from board.services import entries_text_blank
 from board.serving import replicas
+from maintenance import tombstones
 from maintenance.models import MaintenanceRun, RunLock
 from maintenance.tombstones import purge as receipt_purge
 from receipts.faults import sqlstate
@@ -123,9 +125,10 @@ def run_batches(
 
 @contextmanager
 def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
-    """A lease on the job (`RunLock`) on SQLite: one run works, another returns at once
-    (False). PostgreSQL's runs need none: SKIP LOCKED splits the rows between them."""
-    if connection.vendor == "postgresql":
+    """A lease on the job (`RunLock`) where the engine needs one (SQLite): one run works,
+    another returns at once (False). PostgreSQL's runs need none: SKIP LOCKED splits the
+    rows between them."""
+    if not tombstones.for_connection().runs_need_a_lease():
         yield True
         return
     holder = uuid.uuid4()
@@ -300,10 +303,7 @@ def _held_texts_blank(*, limit: int) -> int:
         ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0
-    return Entry.objects.filter(id__in=ids, deleted_at__isnull=False).update(
-        title=Case(When(type=Entry.Type.QUESTION, then=Value("")), default=None),
-        body="", actor_name="", actor_model="", actor_trigger="",
-    )
+    return entries_text_blank(Entry.objects.filter(id__in=ids, deleted_at__isnull=False))
 
 
 def purge_deletion_records(

@@ -11,11 +11,11 @@ from board import services as board
 from board.models import Entry, PostingPolicy, Principal
 from board.retention import holds
 from board.retention import policies as retention
-from maintenance import services as maintenance
+from maintenance import purges as maintenance
 from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of
 from maintenance.deliveries.models import Delivery, Endpoint
-from maintenance.services import Batch, PurgeResult, run_batches
+from maintenance.purges import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 
 COMMAND_LINE = "command-line"
