@@ -36,6 +36,7 @@ connection lost once COMMIT was sent (on PostgreSQL it travels with the statemen
 means we cannot tell (`unknown`). The statements are per engine: receipts/engines/.
 """
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,7 +55,13 @@ from receipts.exceptions import (
     RequestInProgress,
 )
 from receipts.faults import Fault, fault_answer, sqlstate
-from receipts.fingerprint import Identity, differing_fields, field_digests
+from receipts.fingerprint import (
+    Identity,
+    differing_fields,
+    differing_packed,
+    field_digests,
+    packed_digests,
+)
 from receipts.models import Attempt, Receipt, Tombstone
 
 log = logging.getLogger(__name__)
@@ -110,13 +117,22 @@ class Effect:
 
 @dataclass(frozen=True)
 class _Asked:
-    """One call of a write: who asks for what (its content's digests), by which route,
-    when."""
+    """One call of a write: who asks for what (its content), by which route, when."""
 
     identity: Identity
-    digests: dict[str, str]
+    content: Mapping[str, object]
     route: str
     now: datetime
+
+    @functools.cached_property
+    def packed(self) -> bytes:
+        """The content's digests as a new receipt keeps them."""
+        return packed_digests(self.content)
+
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """The content's digests as receipts made before the packed form keep them."""
+        return field_digests(self.content)
 
 
 def receipt_replay(
@@ -134,7 +150,7 @@ def receipt_replay(
 
     Raises the verdict (deleted, expired, conflict), logged with the attempt.
     """
-    asked = _Asked(identity, field_digests(content), route, now)
+    asked = _Asked(identity, content, route, now)
     settled = _replay(asked, model)
     if settled is None and after_lost_claim:
         # Purged between the claim and this read: the tombstone says what it was.
@@ -164,12 +180,12 @@ def receipt_write(
     its attempt is logged. A claim that waited past its bound for another attempt raises
     RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
-    asked = _Asked(identity, field_digests(content), route, now)
+    asked = _Asked(identity, content, route, now)
     receipt = Receipt(
         scope=identity.scope,
         operation=identity.operation,
         request_id=identity.request_id,
-        digests=dict(asked.digests),
+        packed_digests=asked.packed,
         state=Receipt.State.SUCCEEDED,
         first_route=route,
         attempts=1,
@@ -225,11 +241,11 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
 
     Raises the verdict (deleted, expired, conflict); the statement logged the attempt.
     """
-    identity, digests, now = asked.identity, asked.digests, asked.now
+    identity, content, now = asked.identity, asked.content, asked.now
     try:
         found = engines.for_connection().replay(
-            identity, digests, asked.route, now, model,
-            lambda receipt: _verdict(receipt, digests, now),
+            identity, asked, asked.route, now, model,
+            lambda receipt: _verdict(receipt, content, now),
         )
     except DatabaseError as error:
         # Only the attempt count may have changed; the entry was saved long before.
@@ -245,7 +261,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
         # Not in the replay's own snapshot (never expected: the receipt was committed
         # with its effect before that statement began); read it again to be sure.
         result = model._default_manager.filter(pk=receipt.result_id).first()
-    verdict = _verdict(receipt, digests, now)
+    verdict = _verdict(receipt, content, now)
     if verdict is None and result is None:
         # An effect goes without its receipt only in a purge, past expiry.
         verdict = RequestExpired(expired_at=receipt.receipt_expires_at)
@@ -254,7 +270,9 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     return Saved(receipt=receipt, result=result, replayed=True)
 
 
-def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
+def _verdict(
+    receipt: Receipt, content: Mapping[str, object], now: datetime
+) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content cannot be compared any more, and the answer must not change at purge time.
     # Written again in SQL (the function receipts_replay, migration receipts 0004), which
@@ -264,8 +282,14 @@ def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> Rec
         return RequestDeleted()
     if now >= receipt.receipt_expires_at:
         return RequestExpired(expired_at=receipt.receipt_expires_at)
-    changed = differing_fields(receipt.digests, digests)
-    if changed:
+    # The digests in the form the receipt keeps them: packed, or as JSON on a receipt
+    # made before the packed form (its retries still replay, never 409).
+    if receipt.packed_digests is None:
+        changed = differing_fields(receipt.digests or {}, field_digests(content))
+        if changed:
+            return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
+    elif bytes(receipt.packed_digests) != packed_digests(content):
+        changed = differing_packed(bytes(receipt.packed_digests), content)
         return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
     return None
 

@@ -6,7 +6,7 @@ the shared test machine, longer than the erase they set up. So the rows are made
 set-wise, but by the product's own code, so they cannot be rows no post would write:
 the request is parsed by `parse_entry_request`, the entry's columns come from the write
 path's `_entry_values`, the caller (scope, source, principal) from
-`caller_authenticate`, the receipt's digests from `field_digests` and its expiry from
+`caller_authenticate`, the receipt's digests from `packed_digests` and its expiry from
 the principal's entry retention; then one bulk insert per table and level (questions,
 then their replies). `tests/moderation/test_erasure_seeding.py` checks that a seeded
 entry and receipt equal what a post writes, and that a retry of one replays.
@@ -25,7 +25,7 @@ from board.http.schemas import parse_entry_request
 from board.models import Entry
 from board.posting import callers
 from board.retention import policies as retention
-from receipts.fingerprint import field_digests
+from receipts.fingerprint import packed_digests
 from receipts.models import Receipt
 from tests.conftest import question, reply
 
@@ -88,7 +88,7 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
             scope=caller.scope,
             operation=POST_ENTRY,
             request_id=request.request_id,
-            digests=field_digests(request.model_dump(exclude={"request_id"})),
+            packed_digests=packed_digests(request.model_dump(exclude={"request_id"})),
             state=Receipt.State.SUCCEEDED,
             result_id=entry.pk,
             first_route=route,

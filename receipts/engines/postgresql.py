@@ -92,14 +92,14 @@ def claim_sql(model) -> str:
     return (
         f"WITH claimed AS (INSERT INTO {RECEIPTS} ({', '.join(columns)}) "
         f"SELECT {', '.join(values)} FROM (SELECT {wait_bound()}) AS bound "
-        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id) "
+        f"ON CONFLICT (request_id, scope, operation) DO NOTHING RETURNING id, result_id) "
         f"SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed), "
         f"set_config('{CLAIMED}', COALESCE((SELECT id::text FROM claimed), ''), true)"
     )
 
 
 
-def replay(identity, digests, route, now, model, judge):
+def replay(identity, asked, route, now, model, judge):
     # One statement, in its own (auto)commit: the function `receipts_replay` (migration
     # receipts 0004) locks and counts the receipt, judges the attempt and logs it, and
     # this statement joins the effect. The join reads the snapshot this statement started
@@ -117,13 +117,14 @@ def replay(identity, digests, route, now, model, judge):
         )
     sql = (
         f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}{columns} "
-        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s) "
+        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s, %s) "
         f"AS hit{join}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [
             identity.scope, identity.operation, identity.request_id, now,
-            json.dumps(dict(digests)), Receipt.State.DELETED.value, identity.key, route,
+            json.dumps(asked.digests), asked.packed, Receipt.State.DELETED.value, identity.key,
+            route,
             wait_bound_ms(), commit_quietly(),
         ])
         row = cursor.fetchone()
@@ -212,7 +213,7 @@ def _claim_params(receipt: Receipt) -> list:
     get_db_prep_save, JSONField's above all, was a third of the claim's time."""
     moment = connection.ops.adapt_datetimefield_value
     return [
-        receipt.scope, receipt.operation, receipt.request_id, json.dumps(receipt.digests),
+        receipt.scope, receipt.operation, receipt.request_id, receipt.packed_digests,
         str(receipt.state), receipt.first_route, receipt.attempts, moment(receipt.first_seen_at),
         moment(receipt.last_seen_at), moment(receipt.receipt_expires_at),
     ]

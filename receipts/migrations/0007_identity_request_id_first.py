@@ -1,0 +1,73 @@
+"""The identity's unique constraint with `request_id` first, `(request_id, scope,
+operation)`, and the index on `request_id` alone dropped: the constraint's index serves
+the operators' look-up by `request_id` as well, and every new post writes one index
+entry fewer.
+
+On PostgreSQL the new unique index is built beside the writers (`CONCURRENTLY`), then
+takes the constraint's place in one short `ALTER TABLE`; the old index goes
+concurrently. A claim's `ON CONFLICT (...)` names the identity's columns,
+not their order, so claims made while this runs find the one constraint or the other.
+Hence not atomic. SQLite: the constraint is rebuilt as Django does it."""
+
+from django.db import migrations, models
+
+NEW = "receipt_identity_building"
+TABLE = "receipts_receipt"
+OLD_CONSTRAINT = models.UniqueConstraint(
+    fields=["scope", "operation", "request_id"], name="receipt_one_per_identity"
+)
+NEW_CONSTRAINT = models.UniqueConstraint(
+    fields=["request_id", "scope", "operation"], name="receipt_one_per_identity"
+)
+REQUEST_ID_INDEX = models.Index(fields=["request_id"], name="receipt_request_id")
+
+
+def _swap(schema_editor, apps, columns: str, drop_index: bool) -> None:
+    if schema_editor.connection.vendor != "postgresql":
+        model = apps.get_model("receipts", "Receipt")
+        old, new = (
+            (OLD_CONSTRAINT, NEW_CONSTRAINT) if drop_index else (NEW_CONSTRAINT, OLD_CONSTRAINT)
+        )
+        schema_editor.remove_constraint(model, old)
+        schema_editor.add_constraint(model, new)
+        if drop_index:
+            schema_editor.remove_index(model, REQUEST_ID_INDEX)
+        else:
+            schema_editor.add_index(model, REQUEST_ID_INDEX)
+        return
+    execute = schema_editor.execute
+    execute(f"DROP INDEX CONCURRENTLY IF EXISTS {NEW}")  # a failed earlier run's, INVALID
+    execute(f"CREATE UNIQUE INDEX CONCURRENTLY {NEW} ON {TABLE} ({columns})")
+    execute(
+        f"ALTER TABLE {TABLE} DROP CONSTRAINT receipt_one_per_identity, "
+        f"ADD CONSTRAINT receipt_one_per_identity UNIQUE USING INDEX {NEW}"
+    )
+    if drop_index:
+        execute("DROP INDEX CONCURRENTLY IF EXISTS receipt_request_id")
+    else:
+        execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS receipt_request_id ON {TABLE} (request_id)")
+
+
+def forwards(apps, schema_editor):
+    _swap(schema_editor, apps, "request_id, scope, operation", drop_index=True)
+
+
+def backwards(apps, schema_editor):
+    _swap(schema_editor, apps, "scope, operation, request_id", drop_index=False)
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [("receipts", "0006_purge_batch_indexes")]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(forwards, backwards, elidable=False)],
+            state_operations=[
+                migrations.RemoveConstraint(model_name="receipt", name="receipt_one_per_identity"),
+                migrations.AddConstraint(model_name="receipt", constraint=NEW_CONSTRAINT),
+                migrations.RemoveIndex(model_name="receipt", name="receipt_request_id"),
+            ],
+        ),
+    ]
