@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-
 # The bytes a packed digest keeps of each field: 128 bits, as the JSON form's 32 hex digits.
 PACKED_DIGEST_SIZE = 16
 

@@ -8,7 +8,9 @@ A Tombstone is what is left of a receipt after retention: a 16-byte digest of th
 identity, why it went, and the day the tombstone itself may go.
 
 An Attempt is one call that got past the request-shape checks, kept for a short while for
-rate accounting and for operators reading what happened.
+operators reading what happened. The call that made a receipt has no row: the receipt
+records its route and time (`first_route`, `first_seen_at`), and the operators' trace
+shows it from there (receipts/selectors.py), so a new post writes one row fewer.
 """
 
 from datetime import UTC, date, datetime, time, timedelta

@@ -23,12 +23,13 @@ How a write runs (SPEC 5.1 step 3 and 7):
    Then the caller's refusal (decided before the claim) and its `Guard` (read in the
    same transaction) are answered, in that order.
 4. Otherwise the effect (an `Effect`: one row and its companions' rows) is made with
-   the id the claim reserved, the attempt logged, and all commit with the receipt. A
-   refused write leaves nothing. On PostgreSQL no code of the caller runs inside the
-   engine: the claim and the write are two statements sent in one round trip
-   (receipts/engines/postgresql.py `write`), so there is no moment for it; on SQLite
-   the guard and the companions are Python the engine calls in its transaction
-   (receipts/engines/sqlite.py).
+   the id the claim reserved, and all commit with the receipt. The receipt is the log of
+   the attempt that made it (its first route and time): no attempt row is written for
+   it, every other attempt has one. A refused write leaves nothing but its attempt. On
+   PostgreSQL no code of the caller runs inside the engine: the claim and the write are
+   two statements sent in one round trip (receipts/engines/postgresql.py `write`), so
+   there is no moment for it; on SQLite the guard and the companions are Python the
+   engine calls in its transaction (receipts/engines/sqlite.py).
 
 Faults are told truthfully (receipts/faults.py, the one translation): an error the
 database reports before anything commits means nothing was saved (`not_committed`); a

@@ -23,8 +23,8 @@ CLAIM_FIELDS = tuple(
 )
 
 RECEIPT_COLUMNS = (
-    "id", "state", "digests", "packed_digests", "result_id", "first_route", "attempts", "first_seen_at",
-    "last_seen_at", "receipt_expires_at", "deleted_at",
+    "id", "state", "digests", "packed_digests", "result_id", "first_route", "attempts",
+    "first_seen_at", "last_seen_at", "receipt_expires_at", "deleted_at",
 )
 
 

@@ -21,9 +21,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault, sqlstate
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Receipt, Tombstone
 from receipts.statements import (
-    ATTEMPTS,
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
@@ -179,7 +178,6 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
         identity.key, now.astimezone(UTC).date(), unrefused,
         *(guard.params if guard else ()),
         *adapted(effect.values[name] for name in names),
-        identity.key, route, Attempt.Outcome.CREATED.value, now,
     ]
     for companion in companions:
         params.extend(companion.params)
@@ -252,9 +250,6 @@ def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], gua
             INSERT INTO {model._meta.db_table} ({model._meta.pk.column}, {columns})
             SELECT allowed.result_id, {typed} FROM allowed
             RETURNING {model._meta.pk.column} AS id
-        ), logged AS (
-            INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-            SELECT %s, allowed.id, %s, %s, '', %s FROM allowed JOIN made ON true
         ), withdrawn AS (
             DELETE FROM {RECEIPTS} WHERE id IN (SELECT id FROM claimed)
                 AND NOT EXISTS (SELECT 1 FROM allowed)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault
-from receipts.models import Attempt, Tombstone
+from receipts.models import Tombstone
 from receipts.statements import (
     ATTEMPTS,
     CLAIM_FIELDS,
@@ -71,11 +71,6 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
             if tomb is not None or not unrefused:
                 raise _Refused(None if tomb is None else tomb[0])
             result = _effect_create(cursor, receipt, effect)
-            cursor.execute(
-                f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, "
-                f"created_at) VALUES (%s, %s, %s, %s, '', %s)",
-                [key, receipt.pk, route, Attempt.Outcome.CREATED.value, at],
-            )
             returned = []
             for companion in effect.companions:
                 returned.append(companion.write(result.pk))
