@@ -9,7 +9,8 @@ How a write runs (SPEC 5.1 step 3 and 7):
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
    from an earlier read: a delete that commits first makes it `410 deleted`.
 2. Anything else is `receipt_write`: it claims its identity `(scope, operation,
-   request_id)` by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique
+   request_id)` by inserting the receipt (on PostgreSQL a plain INSERT whose unique
+   violation is the lost claim, on SQLite `ON CONFLICT DO NOTHING`). The unique
    constraint is the lock: on PostgreSQL a second transaction with the same identity
    waits inside that INSERT until the first commits or rolls back (bounded by
    `lock_timeout`, which the claim statement itself sets for its transaction:

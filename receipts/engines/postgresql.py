@@ -75,12 +75,17 @@ def wait_bound_ms() -> int:
 
 @functools.cache
 def claim_sql(model) -> str:
-    """The claim: the receipt INSERTed with `ON CONFLICT DO NOTHING`, its row SELECTed
-    from `wait_bound()`, so the bound is set for the transaction before the INSERT can
-    wait on another claim, and the effect's id reserved (`result_id_at_claim`). One row
-    always: the receipt's id and result_id, NULL when the claim is lost, and the id left
-    in the transaction's setting CLAIMED for `write`'s second statement (set either way,
-    so nothing an earlier write of the same transaction left is read). Built once."""
+    """The claim: the receipt INSERTed, its row SELECTed from `wait_bound()`, so the
+    bound is set for the transaction before the INSERT can wait on another claim, and
+    the effect's id reserved (`result_id_at_claim`). One row: the receipt's id and
+    result_id, and the id left in the transaction's setting CLAIMED for `write`'s second
+    statement. Built once.
+
+    A plain INSERT, not `ON CONFLICT DO NOTHING`: it waits for another claim of the same
+    identity as that does, and once that one commits it fails on the identity's unique
+    constraint, which `write` answers as a lost claim. ON CONFLICT inserts
+    speculatively and confirms the row: a WAL record of 48 bytes on every new post, for
+    a race a post seldom meets (the admission looked for a committed receipt first)."""
     # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
     # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
     columns = [f.column for f in CLAIM_FIELDS] + ["result_id"]
@@ -91,7 +96,7 @@ def claim_sql(model) -> str:
     return (
         f"WITH claimed AS (INSERT INTO {RECEIPTS} ({', '.join(columns)}) "
         f"SELECT {', '.join(values)} FROM (SELECT {wait_bound()}) AS bound "
-        f"ON CONFLICT (request_id, scope, operation) DO NOTHING RETURNING id, result_id) "
+        f"RETURNING id, result_id) "
         f"SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed), "
         f"set_config('{CLAIMED}', COALESCE((SELECT id::text FROM claimed), ''), true)"
     )
@@ -150,6 +155,7 @@ def result_id_at_claim(model) -> str:
 
 # A transaction-local setting: the claim's receipt id, for the statement after it.
 CLAIMED = "settle.claimed"
+UNIQUE_VIOLATION = "23505"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
@@ -185,25 +191,50 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
         model, names, tuple(c.shape for c in companions), guard.sql if guard else "TRUE"
     )
     savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
-        try:
-            with connection.wrap_database_errors, connection.connection.pipeline():
-                claiming.execute(claim_sql(model), claim_params)
-                writing.execute(sql, params)
-        except DatabaseError as error:
-            claimed, written = (c.cursor.pgresult is not None for c in (claiming, writing))
-            reported = sqlstate(error) is not None
-            raise Fault(
-                error,
-                on_identity=reported and not claimed,
-                committing=not reported or written,
-            ) from None
-        receipt.id, receipt.result_id, _ = claiming.fetchone()
-        _, made, tombstone, *returned = writing.fetchone()
-    if receipt.id is None:
+    try:
+        with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
+            made, tombstone, returned = _claim_and_write(
+                claiming, writing, receipt, claim_sql(model), claim_params, sql, params
+            )
+    except _ClaimLost:
         return None
     result = None if made is None else model(pk=made, **effect.values)
     return receipt, result, tombstone, [list(values) for values in returned]
+
+
+class _ClaimLost(Exception):
+    """The claim met a committed receipt of its identity: leave the savepoint, if any,
+    rolled back (the pipeline's transaction is rolled back already)."""
+
+
+def _claim_lost(error: DatabaseError) -> bool:
+    # Only the claim inserts a receipt, and its id comes from the sequence: a unique
+    # violation on the receipts is the identity's, whichever of its unique indexes
+    # reports it (two, while a migration rebuilds the constraint).
+    diag = getattr(error.__cause__, "diag", None)
+    return (
+        sqlstate(error) == UNIQUE_VIOLATION and getattr(diag, "table_name", None) == RECEIPTS
+    )
+
+
+def _claim_and_write(claiming, writing, receipt, claim, claim_params, sql, params):
+    try:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            claiming.execute(claim, claim_params)
+            writing.execute(sql, params)
+    except DatabaseError as error:
+        if _claim_lost(error):
+            raise _ClaimLost from None
+        claimed, written = (c.cursor.pgresult is not None for c in (claiming, writing))
+        reported = sqlstate(error) is not None
+        raise Fault(
+            error,
+            on_identity=reported and not claimed,
+            committing=not reported or written,
+        ) from None
+    receipt.id, receipt.result_id, _ = claiming.fetchone()
+    _, made, tombstone, *returned = writing.fetchone()
+    return made, tombstone, returned
 
 
 def _claim_params(receipt: Receipt) -> list:

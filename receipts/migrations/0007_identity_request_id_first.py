@@ -5,9 +5,9 @@ entry fewer.
 
 On PostgreSQL the new unique index is built beside the writers (`CONCURRENTLY`), then
 takes the constraint's place in one short `ALTER TABLE`; the old index goes
-concurrently. A claim's `ON CONFLICT (...)` names the identity's columns,
-not their order, so claims made while this runs find the one constraint or the other.
-Hence not atomic. SQLite: the constraint is rebuilt as Django does it."""
+concurrently. A claim made while this runs meets one unique index or the other (a
+unique violation on the receipts is a lost claim whichever index reports it). Hence not
+atomic. SQLite: the constraint is rebuilt as Django does it."""
 
 from django.db import migrations, models
 
