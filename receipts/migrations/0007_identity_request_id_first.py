@@ -13,28 +13,14 @@ from django.db import migrations, models
 
 NEW = "receipt_identity_building"
 TABLE = "receipts_receipt"
-OLD_CONSTRAINT = models.UniqueConstraint(
-    fields=["scope", "operation", "request_id"], name="receipt_one_per_identity"
-)
 NEW_CONSTRAINT = models.UniqueConstraint(
     fields=["request_id", "scope", "operation"], name="receipt_one_per_identity"
 )
-REQUEST_ID_INDEX = models.Index(fields=["request_id"], name="receipt_request_id")
 
 
-def _swap(schema_editor, apps, columns: str, drop_index: bool) -> None:
+def _swap(schema_editor, columns: str, drop_index: bool) -> None:
     if schema_editor.connection.vendor != "postgresql":
-        model = apps.get_model("receipts", "Receipt")
-        old, new = (
-            (OLD_CONSTRAINT, NEW_CONSTRAINT) if drop_index else (NEW_CONSTRAINT, OLD_CONSTRAINT)
-        )
-        schema_editor.remove_constraint(model, old)
-        schema_editor.add_constraint(model, new)
-        if drop_index:
-            schema_editor.remove_index(model, REQUEST_ID_INDEX)
-        else:
-            schema_editor.add_index(model, REQUEST_ID_INDEX)
-        return
+        return  # the operations after this one do it
     execute = schema_editor.execute
     execute(f"DROP INDEX CONCURRENTLY IF EXISTS {NEW}")  # a failed earlier run's, INVALID
     execute(f"CREATE UNIQUE INDEX CONCURRENTLY {NEW} ON {TABLE} ({columns})")
@@ -49,11 +35,36 @@ def _swap(schema_editor, apps, columns: str, drop_index: bool) -> None:
 
 
 def forwards(apps, schema_editor):
-    _swap(schema_editor, apps, "request_id, scope, operation", drop_index=True)
+    _swap(schema_editor, "request_id, scope, operation", drop_index=True)
 
 
 def backwards(apps, schema_editor):
-    _swap(schema_editor, apps, "scope, operation, request_id", drop_index=False)
+    _swap(schema_editor, "scope, operation, request_id", drop_index=False)
+
+
+class _StateOnlyOnPostgreSQL:
+    """Django's own operation on SQLite; on PostgreSQL its state change only (the
+    function above changed the database there)."""
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor != "postgresql":
+            super().database_forwards(app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor != "postgresql":
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+
+
+class RemoveConstraint(_StateOnlyOnPostgreSQL, migrations.RemoveConstraint):
+    pass
+
+
+class AddConstraint(_StateOnlyOnPostgreSQL, migrations.AddConstraint):
+    pass
+
+
+class RemoveIndex(_StateOnlyOnPostgreSQL, migrations.RemoveIndex):
+    pass
 
 
 class Migration(migrations.Migration):
@@ -62,12 +73,8 @@ class Migration(migrations.Migration):
     dependencies = [("receipts", "0006_purge_batch_indexes")]
 
     operations = [
-        migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(forwards, backwards, elidable=False)],
-            state_operations=[
-                migrations.RemoveConstraint(model_name="receipt", name="receipt_one_per_identity"),
-                migrations.AddConstraint(model_name="receipt", constraint=NEW_CONSTRAINT),
-                migrations.RemoveIndex(model_name="receipt", name="receipt_request_id"),
-            ],
-        ),
+        migrations.RunPython(forwards, backwards, elidable=False),
+        RemoveConstraint(model_name="receipt", name="receipt_one_per_identity"),
+        AddConstraint(model_name="receipt", constraint=NEW_CONSTRAINT),
+        RemoveIndex(model_name="receipt", name="receipt_request_id"),
     ]
