@@ -50,7 +50,7 @@ class Entry(models.Model):
         HUMAN = "human"
 
     type = models.CharField(max_length=8, choices=Type.choices)
-    # No index of its own: entry_parent_oldest (parent, id) serves every lookup by
+    # No index of its own: entry_replies_oldest (parent, id) serves every lookup by
     # parent, and one index fewer is one write fewer on every post.
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies",
@@ -87,7 +87,12 @@ class Entry(models.Model):
         ]
         indexes = [
             models.Index(fields=["type", "-id"], name="entry_type_newest"),
-            models.Index(fields=["parent", "id"], name="entry_parent_oldest"),
+            # Replies only: every lookup is by a question's id, and a question (no
+            # parent) writes no entry here.
+            models.Index(
+                fields=["parent", "id"], name="entry_replies_oldest",
+                condition=Q(parent__isnull=False),
+            ),
             models.Index(fields=["created_at"], name="entry_created"),
             # Deleted entries whose text a hold kept (SPEC 8.2): the deletion purge finds
             # them here; a new entry (not deleted) is never in this index.

@@ -23,7 +23,7 @@ def public_entries() -> QuerySet[Entry]:
 
 
 def public_questions() -> QuerySet[Entry]:
-    # Each question's replies counted by a subquery on `entry_parent_oldest`, for the
+    # Each question's replies counted by a subquery on `entry_replies_oldest`, for the
     # page's rows only: a join grouped by question made SQLite count every question's
     # replies before it took a page (5.5 s for the first page at a million entries).
     replies = (

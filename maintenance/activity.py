@@ -35,14 +35,17 @@ LATE_COMMIT = timedelta(minutes=5)
 
 # An attempt refused by the overall limit is logged by the receipt engine as `refused`
 # with the refusal's code; the source limit logs `rate_limited` itself. Both count.
+# Attempts that made an entry (`new`) have no row in the log: the receipt stands for it
+# (receipts/models.py), and every one made an entry, so they are the entries counted.
 ATTEMPT_KINDS = {
-    "new": Q(outcome=Attempt.Outcome.CREATED),
     "replayed": Q(outcome=Attempt.Outcome.REPLAYED),
     "conflicts": Q(outcome=Attempt.Outcome.CONFLICT),
     "rate_limited": Q(outcome=Attempt.Outcome.RATE_LIMITED)
     | Q(outcome=Attempt.Outcome.REFUSED, detail="rate_limited"),
 }
-COUNTS = ["posts", *ATTEMPT_KINDS]
+# What the dashboard counts per window: new posts, then the attempts by outcome.
+KINDS = ["new", *ATTEMPT_KINDS]
+COUNTS = ["posts", *KINDS]
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def activity_roll_up(*, now: datetime) -> RollUp:
         .values_list("minute", "n")
     )
     for minute, n in posts:
-        counted.setdefault(minute, {})["posts"] = n
+        counted.setdefault(minute, {}).update(posts=n, new=n)
     attempts = (
         Attempt.objects.filter(created_at__gte=since, created_at__lte=now)
         .annotate(minute=TruncMinute("created_at", tzinfo=UTC))

@@ -11,7 +11,7 @@ from board import selectors as board_selectors
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
-from maintenance.activity import ATTEMPT_KINDS, activity_recent
+from maintenance.activity import KINDS, activity_recent
 from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
@@ -87,7 +87,7 @@ def dashboard_figures(*, now: datetime, hours: int = 48) -> Dashboard:
         since = now - length
         inside = [row for row in activity.minutes if row.minute > since - timedelta(minutes=1)]
         counts[window] = WindowCounts(
-            **{kind: sum(getattr(row, kind) for row in inside) for kind in ATTEMPT_KINDS},
+            **{kind: sum(getattr(row, kind) for row in inside) for kind in KINDS},
             unknown_deliveries=bounded_count(Delivery.objects.filter(
                 state=Delivery.State.OUTCOME_UNKNOWN, created_at__gt=since, created_at__lte=now,
             )),

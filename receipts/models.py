@@ -8,12 +8,16 @@ A Tombstone is what is left of a receipt after retention: a 16-byte digest of th
 identity, why it went, and the day the tombstone itself may go.
 
 An Attempt is one call that got past the request-shape checks, kept for a short while for
-rate accounting and for operators reading what happened.
+operators reading what happened. The call that made a receipt has no row: the receipt
+records its route and time (`first_route`, `first_seen_at`), and the operators' trace
+shows it from there (receipts/selectors.py), so a new post writes one row fewer.
 """
 
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import models
+
+from receipts.fingerprint import PACKED_DIGEST_SIZE
 
 
 class Route(models.TextChoices):
@@ -29,7 +33,12 @@ class Receipt(models.Model):
     scope = models.CharField(max_length=64)
     operation = models.CharField(max_length=32)
     request_id = models.UUIDField()
-    digests = models.JSONField()
+    # The request's per-field digests (receipts/fingerprint.py), packed: 16 bytes a field.
+    packed_digests = models.BinaryField(null=True)
+    # The same as JSON, `{field: 32 hex digits}`, as receipts made before the packed form
+    # keep them (null on the others): their retries are compared with this until they
+    # expire.
+    digests = models.JSONField(null=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.SUCCEEDED)
     # No foreign key: receipts know nothing of what the operation created.
     result_id = models.BigIntegerField(null=True)
@@ -42,12 +51,14 @@ class Receipt(models.Model):
 
     class Meta:
         constraints = [
+            # request_id first: the constraint's index also serves the operators'
+            # look-up of a request_id across scopes (receipts/selectors.py), which
+            # otherwise took an index of its own, one more entry written a post.
             models.UniqueConstraint(
-                fields=["scope", "operation", "request_id"], name="receipt_one_per_identity"
+                fields=["request_id", "scope", "operation"], name="receipt_one_per_identity"
             ),
         ]
         indexes = [
-            models.Index(fields=["request_id"], name="receipt_request_id"),
             models.Index(fields=["result_id"], name="receipt_result_id"),
             # The thread purge walks due receipts by `(receipt_expires_at, id)`, ties and
             # all (maintenance/tombstones/purge.py receipts_due): with the expiry alone,
@@ -65,6 +76,18 @@ class Receipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.request_id} ({self.state})"
+
+    @property
+    def digests_shown(self) -> list[tuple[str, str]]:
+        """The digests as an operator reads them: (field, hex digits) by field name. A
+        packed digest keeps no name: its fields are numbered in their names' order."""
+        if self.packed_digests is None:
+            return sorted((self.digests or {}).items())
+        packed = bytes(self.packed_digests)
+        return [
+            (f"field {n + 1}", packed[start:start + PACKED_DIGEST_SIZE].hex())
+            for n, start in enumerate(range(0, len(packed), PACKED_DIGEST_SIZE))
+        ]
 
 
 class Tombstone(models.Model):

@@ -43,5 +43,25 @@ def request_trace(
         traces[tombstone.key].tombstone = tombstone
     for attempt in Attempt.objects.filter(identity__in=traces.keys()).order_by("created_at", "id"):
         traces[attempt.identity].attempts.append(attempt)
+    for trace in traces.values():
+        made = receipt_made_attempt(trace)
+        if made is not None:
+            # First among attempts of the same moment (a stable sort keeps it there).
+            trace.attempts.insert(0, made)
+            trace.attempts.sort(key=lambda attempt: attempt.created_at)
     found = [t for t in traces.values() if t.receipt or t.tombstone or t.attempts]
     return sorted(found, key=lambda t: t.receipt.first_seen_at if t.receipt else now)
+
+
+def receipt_made_attempt(trace: ScopeTrace) -> Attempt | None:
+    """The attempt that made the trace's receipt, as the receipt records it (its first
+    route and time): the write logs no row of its own for it (receipts/models.py). None
+    without a receipt, or when the log holds that attempt's row (receipts made before
+    the receipt stood for it)."""
+    receipt = trace.receipt
+    if receipt is None or any(a.outcome == Attempt.Outcome.CREATED for a in trace.attempts):
+        return None
+    return Attempt(
+        identity=trace.key, receipt_id=receipt.pk, route=receipt.first_route,
+        outcome=Attempt.Outcome.CREATED, detail="", created_at=receipt.first_seen_at,
+    )

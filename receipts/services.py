@@ -9,7 +9,8 @@ How a write runs (SPEC 5.1 step 3 and 7):
    attempt, logs it and joins the effect. Its verdict is read from the locked row, never
    from an earlier read: a delete that commits first makes it `410 deleted`.
 2. Anything else is `receipt_write`: it claims its identity `(scope, operation,
-   request_id)` by inserting the receipt with `ON CONFLICT DO NOTHING`. The unique
+   request_id)` by inserting the receipt (on PostgreSQL a plain INSERT whose unique
+   violation is the lost claim, on SQLite `ON CONFLICT DO NOTHING`). The unique
    constraint is the lock: on PostgreSQL a second transaction with the same identity
    waits inside that INSERT until the first commits or rolls back (bounded by
    `lock_timeout`, which the claim statement itself sets for its transaction:
@@ -23,12 +24,13 @@ How a write runs (SPEC 5.1 step 3 and 7):
    Then the caller's refusal (decided before the claim) and its `Guard` (read in the
    same transaction) are answered, in that order.
 4. Otherwise the effect (an `Effect`: one row and its companions' rows) is made with
-   the id the claim reserved, the attempt logged, and all commit with the receipt. A
-   refused write leaves nothing. On PostgreSQL no code of the caller runs inside the
-   engine: the claim and the write are two statements sent in one round trip
-   (receipts/engines/postgresql.py `write`), so there is no moment for it; on SQLite
-   the guard and the companions are Python the engine calls in its transaction
-   (receipts/engines/sqlite.py).
+   the id the claim reserved, and all commit with the receipt. The receipt is the log of
+   the attempt that made it (its first route and time): no attempt row is written for
+   it, every other attempt has one. A refused write leaves nothing but its attempt. On
+   PostgreSQL no code of the caller runs inside the engine: the claim and the write are
+   two statements sent in one round trip (receipts/engines/postgresql.py `write`), so
+   there is no moment for it; on SQLite the guard and the companions are Python the
+   engine calls in its transaction (receipts/engines/sqlite.py).
 
 Faults are told truthfully (receipts/faults.py, the one translation): an error the
 database reports before anything commits means nothing was saved (`not_committed`); a
@@ -36,6 +38,7 @@ connection lost once COMMIT was sent (on PostgreSQL it travels with the statemen
 means we cannot tell (`unknown`). The statements are per engine: receipts/engines/.
 """
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,7 +57,13 @@ from receipts.exceptions import (
     RequestInProgress,
 )
 from receipts.faults import Fault, fault_answer, sqlstate
-from receipts.fingerprint import Identity, differing_fields, field_digests
+from receipts.fingerprint import (
+    Identity,
+    differing_fields,
+    differing_packed,
+    field_digests,
+    packed_digests,
+)
 from receipts.models import Attempt, Receipt, Tombstone
 
 log = logging.getLogger(__name__)
@@ -110,13 +119,22 @@ class Effect:
 
 @dataclass(frozen=True)
 class _Asked:
-    """One call of a write: who asks for what (its content's digests), by which route,
-    when."""
+    """One call of a write: who asks for what (its content), by which route, when."""
 
     identity: Identity
-    digests: dict[str, str]
+    content: Mapping[str, object]
     route: str
     now: datetime
+
+    @functools.cached_property
+    def packed(self) -> bytes:
+        """The content's digests as a new receipt keeps them."""
+        return packed_digests(self.content)
+
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """The content's digests as receipts made before the packed form keep them."""
+        return field_digests(self.content)
 
 
 def receipt_replay(
@@ -134,7 +152,7 @@ def receipt_replay(
 
     Raises the verdict (deleted, expired, conflict), logged with the attempt.
     """
-    asked = _Asked(identity, field_digests(content), route, now)
+    asked = _Asked(identity, content, route, now)
     settled = _replay(asked, model)
     if settled is None and after_lost_claim:
         # Purged between the claim and this read: the tombstone says what it was.
@@ -164,12 +182,12 @@ def receipt_write(
     its attempt is logged. A claim that waited past its bound for another attempt raises
     RequestInProgress; a fault, OutcomeUnavailable with the truthful outcome.
     """
-    asked = _Asked(identity, field_digests(content), route, now)
+    asked = _Asked(identity, content, route, now)
     receipt = Receipt(
         scope=identity.scope,
         operation=identity.operation,
         request_id=identity.request_id,
-        digests=dict(asked.digests),
+        packed_digests=asked.packed,
         state=Receipt.State.SUCCEEDED,
         first_route=route,
         attempts=1,
@@ -225,11 +243,11 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
 
     Raises the verdict (deleted, expired, conflict); the statement logged the attempt.
     """
-    identity, digests, now = asked.identity, asked.digests, asked.now
+    identity, content, now = asked.identity, asked.content, asked.now
     try:
         found = engines.for_connection().replay(
-            identity, digests, asked.route, now, model,
-            lambda receipt: _verdict(receipt, digests, now),
+            identity, asked, asked.route, now, model,
+            lambda receipt: _verdict(receipt, content, now),
         )
     except DatabaseError as error:
         # Only the attempt count may have changed; the entry was saved long before.
@@ -245,7 +263,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
         # Not in the replay's own snapshot (never expected: the receipt was committed
         # with its effect before that statement began); read it again to be sure.
         result = model._default_manager.filter(pk=receipt.result_id).first()
-    verdict = _verdict(receipt, digests, now)
+    verdict = _verdict(receipt, content, now)
     if verdict is None and result is None:
         # An effect goes without its receipt only in a purge, past expiry.
         verdict = RequestExpired(expired_at=receipt.receipt_expires_at)
@@ -254,7 +272,9 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     return Saved(receipt=receipt, result=result, replayed=True)
 
 
-def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> ReceiptError | None:
+def _verdict(
+    receipt: Receipt, content: Mapping[str, object], now: datetime
+) -> ReceiptError | None:
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content cannot be compared any more, and the answer must not change at purge time.
     # Written again in SQL (the function receipts_replay, receipts/sql/receipts_replay.sql),
@@ -264,8 +284,14 @@ def _verdict(receipt: Receipt, digests: Mapping[str, str], now: datetime) -> Rec
         return RequestDeleted()
     if now >= receipt.receipt_expires_at:
         return RequestExpired(expired_at=receipt.receipt_expires_at)
-    changed = differing_fields(receipt.digests, digests)
-    if changed:
+    # The digests in the form the receipt keeps them: packed, or as JSON on a receipt
+    # made before the packed form (its retries still replay, never 409).
+    if receipt.packed_digests is None:
+        changed = differing_fields(receipt.digests or {}, field_digests(content))
+        if changed:
+            return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
+    elif bytes(receipt.packed_digests) != packed_digests(content):
+        changed = differing_packed(bytes(receipt.packed_digests), content)
         return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
     return None
 

@@ -20,14 +20,14 @@ ATTEMPTS = Attempt._meta.db_table
 CLAIM_FIELDS = tuple(
     Receipt._meta.get_field(name)
     for name in (
-        "scope", "operation", "request_id", "digests", "state", "first_route", "attempts",
+        "scope", "operation", "request_id", "packed_digests", "state", "first_route", "attempts",
         "first_seen_at", "last_seen_at", "receipt_expires_at",
     )
 )
 
 RECEIPT_COLUMNS = (
-    "id", "state", "digests", "result_id", "first_route", "attempts", "first_seen_at",
-    "last_seen_at", "receipt_expires_at", "deleted_at",
+    "id", "state", "digests", "packed_digests", "result_id", "first_route", "attempts",
+    "first_seen_at", "last_seen_at", "receipt_expires_at", "deleted_at",
 )
 
 
@@ -35,6 +35,8 @@ def receipt_from_row(identity, row) -> Receipt:
     values = dict(zip(RECEIPT_COLUMNS, row, strict=False))
     if isinstance(values["digests"], str):
         values["digests"] = json.loads(values["digests"])
+    if values["packed_digests"] is not None:
+        values["packed_digests"] = bytes(values["packed_digests"])
     for name in ("first_seen_at", "last_seen_at", "receipt_expires_at"):
         values[name] = read_moment(values[name])
     if values["deleted_at"] is not None:

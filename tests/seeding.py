@@ -6,12 +6,12 @@ the shared test machine, longer than the erase they set up. So the rows are made
 set-wise, but by the product's own code, so they cannot be rows no post would write:
 the request is parsed by `parse_entry_request`, the entry's columns come from the write
 path's `_entry_values`, the caller (scope, source, principal) from
-`caller_authenticate`, the receipt's digests from `field_digests` and its expiry from
+`caller_authenticate`, the receipt's digests from `packed_digests` and its expiry from
 the principal's entry retention; then one bulk insert per table and level (questions,
-then their replies). `tests/moderation/test_erasure_seeding.py` checks that a seeded
-entry and receipt equal what a post writes, and that a retry of one replays.
-What a seeded post does not write: its attempt log row and rate-limit counts (nothing
-the erasure reads).
+then their replies; receipts 4,000 a statement). `tests/moderation/test_erasure_seeding.py`
+checks that a seeded entry and receipt equal what a post writes, and that a retry of one
+replays. What a seeded post does not write: its rate-limit counts (nothing the erasure
+reads).
 """
 
 from dataclasses import dataclass, field
@@ -25,7 +25,7 @@ from board.http.schemas import parse_entry_request
 from board.models import Entry
 from board.posting import callers
 from board.retention import policies as retention
-from receipts.fingerprint import field_digests
+from receipts.fingerprint import packed_digests
 from receipts.models import Receipt
 from tests.conftest import question, reply
 
@@ -74,6 +74,11 @@ def entries_seed(
     return seeded
 
 
+# Receipts a statement: the binary column keeps Django from its one-array-a-column insert
+# on PostgreSQL, so each row takes 13 parameters, and a statement holds at most 65,535.
+RECEIPT_BATCH = 4_000
+
+
 def _level(caller, payloads: list[dict], route: str, now: datetime, life: timedelta) -> dict:
     """Entries and receipts for these payloads, one bulk insert each; {id: payload}."""
     requests = [parse_entry_request(dict(payload)) for payload in payloads]
@@ -83,12 +88,12 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
         Entry(**board._entry_values(request, caller, route, moment))
         for request, moment in zip(requests, moments, strict=True)
     )
-    Receipt.objects.bulk_create(
+    Receipt.objects.bulk_create((
         Receipt(
             scope=caller.scope,
             operation=POST_ENTRY,
             request_id=request.request_id,
-            digests=field_digests(request.model_dump(exclude={"request_id"})),
+            packed_digests=packed_digests(request.model_dump(exclude={"request_id"})),
             state=Receipt.State.SUCCEEDED,
             result_id=entry.pk,
             first_route=route,
@@ -98,5 +103,5 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
             receipt_expires_at=moment + life,
         )
         for request, entry, moment in zip(requests, entries, moments, strict=True)
-    )
+    ), batch_size=RECEIPT_BATCH)
     return {entry.pk: payload for entry, payload in zip(entries, payloads, strict=True)}

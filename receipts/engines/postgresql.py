@@ -21,9 +21,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault, sqlstate
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Receipt, Tombstone
 from receipts.statements import (
-    ATTEMPTS,
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
@@ -77,12 +76,17 @@ def wait_bound_ms() -> int:
 
 @functools.cache
 def claim_sql(model) -> str:
-    """The claim: the receipt INSERTed with `ON CONFLICT DO NOTHING`, its row SELECTed
-    from `wait_bound()`, so the bound is set for the transaction before the INSERT can
-    wait on another claim, and the effect's id reserved (`result_id_at_claim`). One row
-    always: the receipt's id and result_id, NULL when the claim is lost, and the id left
-    in the transaction's setting CLAIMED for `write`'s second statement (set either way,
-    so nothing an earlier write of the same transaction left is read). Built once."""
+    """The claim: the receipt INSERTed, its row SELECTed from `wait_bound()`, so the
+    bound is set for the transaction before the INSERT can wait on another claim, and
+    the effect's id reserved (`result_id_at_claim`). One row: the receipt's id and
+    result_id, and the id left in the transaction's setting CLAIMED for `write`'s second
+    statement. Built once.
+
+    A plain INSERT, not `ON CONFLICT DO NOTHING`: it waits for another claim of the same
+    identity as that does, and once that one commits it fails on the identity's unique
+    constraint, which `write` answers as a lost claim. ON CONFLICT inserts
+    speculatively and confirms the row: a WAL record of 48 bytes on every new post, for
+    a race a post seldom meets (the admission looked for a committed receipt first)."""
     # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
     # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
     columns = [f.column for f in CLAIM_FIELDS] + ["result_id"]
@@ -93,14 +97,14 @@ def claim_sql(model) -> str:
     return (
         f"WITH claimed AS (INSERT INTO {RECEIPTS} ({', '.join(columns)}) "
         f"SELECT {', '.join(values)} FROM (SELECT {wait_bound()}) AS bound "
-        f"ON CONFLICT (scope, operation, request_id) DO NOTHING RETURNING id, result_id) "
+        f"RETURNING id, result_id) "
         f"SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed), "
         f"set_config('{CLAIMED}', COALESCE((SELECT id::text FROM claimed), ''), true)"
     )
 
 
 
-def replay(identity, digests, route, now, model, judge):
+def replay(identity, asked, route, now, model, judge):
     # One statement, in its own (auto)commit: the function `receipts_replay` (migration
     # receipts 0004) locks and counts the receipt, judges the attempt and logs it, and
     # this statement joins the effect. The join reads the snapshot this statement started
@@ -118,13 +122,14 @@ def replay(identity, digests, route, now, model, judge):
         )
     sql = (
         f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}{columns} "
-        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s) "
+        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s, %s) "
         f"AS hit{join}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [
             identity.scope, identity.operation, identity.request_id, now,
-            json.dumps(dict(digests)), Receipt.State.DELETED.value, identity.key, route,
+            json.dumps(asked.digests), asked.packed, Receipt.State.DELETED.value, identity.key,
+            route,
             wait_bound_ms(), commit_quietly(),
         ])
         row = cursor.fetchone()
@@ -150,6 +155,7 @@ def result_id_at_claim(model) -> str:
 
 # A transaction-local setting: the claim's receipt id, for the statement after it.
 CLAIMED = "settle.claimed"
+UNIQUE_VIOLATION = "23505"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
@@ -178,7 +184,6 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
         identity.key, now.astimezone(UTC).date(), unrefused,
         *(guard.params if guard else ()),
         *effect_params(model, effect.values),
-        identity.key, route, Attempt.Outcome.CREATED.value, now,
     ]
     for companion in companions:
         params.extend(companion.params)
@@ -186,25 +191,50 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
         model, names, tuple(c.shape for c in companions), guard.sql if guard else "TRUE"
     )
     savepoint = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
-        try:
-            with connection.wrap_database_errors, connection.connection.pipeline():
-                claiming.execute(claim_sql(model), claim_params)
-                writing.execute(sql, params)
-        except DatabaseError as error:
-            claimed, written = (c.cursor.pgresult is not None for c in (claiming, writing))
-            reported = sqlstate(error) is not None
-            raise Fault(
-                error,
-                on_identity=reported and not claimed,
-                committing=not reported or written,
-            ) from None
-        receipt.id, receipt.result_id, _ = claiming.fetchone()
-        _, made, tombstone, *returned = writing.fetchone()
-    if receipt.id is None:
+    try:
+        with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
+            made, tombstone, returned = _claim_and_write(
+                claiming, writing, receipt, claim_sql(model), claim_params, sql, params
+            )
+    except _ClaimLost:
         return None
     result = None if made is None else model(pk=made, **effect.values)
     return receipt, result, tombstone, [list(values) for values in returned]
+
+
+class _ClaimLost(Exception):
+    """The claim met a committed receipt of its identity: leave the savepoint, if any,
+    rolled back (the pipeline's transaction is rolled back already)."""
+
+
+def _claim_lost(error: DatabaseError) -> bool:
+    # Only the claim inserts a receipt, and its id comes from the sequence: a unique
+    # violation on the receipts is the identity's, whichever of its unique indexes
+    # reports it (two, while a migration rebuilds the constraint).
+    diag = getattr(error.__cause__, "diag", None)
+    return (
+        sqlstate(error) == UNIQUE_VIOLATION and getattr(diag, "table_name", None) == RECEIPTS
+    )
+
+
+def _claim_and_write(claiming, writing, receipt, claim, claim_params, sql, params):
+    try:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            claiming.execute(claim, claim_params)
+            writing.execute(sql, params)
+    except DatabaseError as error:
+        if _claim_lost(error):
+            raise _ClaimLost from None
+        claimed, written = (c.cursor.pgresult is not None for c in (claiming, writing))
+        reported = sqlstate(error) is not None
+        raise Fault(
+            error,
+            on_identity=reported and not claimed,
+            committing=not reported or written,
+        ) from None
+    receipt.id, receipt.result_id, _ = claiming.fetchone()
+    _, made, tombstone, *returned = writing.fetchone()
+    return made, tombstone, returned
 
 
 def _claim_params(receipt: Receipt) -> list:
@@ -212,7 +242,7 @@ def _claim_params(receipt: Receipt) -> list:
     get_db_prep_save, JSONField's above all, was a third of the claim's time."""
     moment = connection.ops.adapt_datetimefield_value
     return [
-        receipt.scope, receipt.operation, receipt.request_id, json.dumps(receipt.digests),
+        receipt.scope, receipt.operation, receipt.request_id, receipt.packed_digests,
         str(receipt.state), receipt.first_route, receipt.attempts, moment(receipt.first_seen_at),
         moment(receipt.last_seen_at), moment(receipt.receipt_expires_at),
     ]
@@ -251,9 +281,6 @@ def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], gua
             INSERT INTO {model._meta.db_table} ({model._meta.pk.column}, {columns})
             SELECT allowed.result_id, {typed} FROM allowed
             RETURNING {model._meta.pk.column} AS id
-        ), logged AS (
-            INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, created_at)
-            SELECT %s, allowed.id, %s, %s, '', %s FROM allowed JOIN made ON true
         ), withdrawn AS (
             DELETE FROM {RECEIPTS} WHERE id IN (SELECT id FROM claimed)
                 AND NOT EXISTS (SELECT 1 FROM allowed)

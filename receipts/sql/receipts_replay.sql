@@ -10,11 +10,11 @@
 
 CREATE OR REPLACE FUNCTION receipts_replay(
     replay_scope text, replay_operation text, replay_request_id uuid,
-    replay_now timestamptz, replay_digests jsonb, deleted_state text,
+    replay_now timestamptz, replay_digests jsonb, replay_packed bytea, deleted_state text,
     attempt_identity uuid, attempt_route text, wait_ms integer, commit_quietly boolean
 ) RETURNS TABLE (
-    id bigint, state text, digests jsonb, result_id bigint, first_route text,
-    attempts integer, first_seen_at timestamptz, last_seen_at timestamptz,
+    id bigint, state text, digests jsonb, packed_digests bytea, result_id bigint,
+    first_route text, attempts integer, first_seen_at timestamptz, last_seen_at timestamptz,
     receipt_expires_at timestamptz, deleted_at timestamptz, outcome text
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
@@ -32,12 +32,14 @@ BEGIN
         SET attempts = r.attempts + 1, last_seen_at = replay_now
         WHERE r.scope = replay_scope AND r.operation = replay_operation
             AND r.request_id = replay_request_id
-        RETURNING r.id, r.state::text, r.digests, r.result_id, r.first_route::text,
-            r.attempts, r.first_seen_at, r.last_seen_at, r.receipt_expires_at,
-            r.deleted_at,
+        RETURNING r.id, r.state::text, r.digests, r.packed_digests, r.result_id,
+            r.first_route::text, r.attempts, r.first_seen_at, r.last_seen_at,
+            r.receipt_expires_at, r.deleted_at,
             CASE WHEN r.state = deleted_state THEN 'deleted'
                 WHEN r.receipt_expires_at <= replay_now THEN 'expired'
-                WHEN r.digests = replay_digests THEN 'replayed'
+                -- The packed digests, or the JSON form a receipt made before them keeps.
+                WHEN COALESCE(r.packed_digests = replay_packed, r.digests = replay_digests)
+                    THEN 'replayed'
                 ELSE 'conflict' END AS outcome
     ), logged AS (
         INSERT INTO receipts_attempt (identity, receipt_id, route, outcome, detail, created_at)

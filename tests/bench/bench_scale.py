@@ -274,11 +274,11 @@ def _load(n: int) -> dict:
     for first in range(1, copies, chunk):
         last = min(copies, first + chunk)
         timed("receipts", f"""
-            INSERT INTO receipts_receipt (scope, operation, request_id, digests, state,
-                result_id, first_route, attempts, first_seen_at, last_seen_at,
-                receipt_expires_at, deleted_at)
-            SELECT r.scope, r.operation, {sql.uuid()}, r.digests, 'succeeded', e.id,
-                r.first_route, 1, e.created_at, e.created_at, {expires}, NULL
+            INSERT INTO receipts_receipt (scope, operation, request_id, digests,
+                packed_digests, state, result_id, first_route, attempts, first_seen_at,
+                last_seen_at, receipt_expires_at, deleted_at)
+            SELECT r.scope, r.operation, {sql.uuid()}, r.digests, r.packed_digests,
+                'succeeded', e.id, r.first_route, 1, e.created_at, e.created_at, {expires}, NULL
             FROM board_entry e
             JOIN receipts_receipt r ON r.result_id = ((e.id - 1) %% %(m)s) + 1
                 AND r.id <= %(seed_receipts)s

@@ -3,7 +3,10 @@
 import uuid
 
 import pytest
+from django.utils import timezone
 
+from board.services import POST_ENTRY
+from receipts.selectors import request_trace
 from tests.conftest import counts, new_request_id, question, reply
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +34,14 @@ def test_it_creates_a_question_with_its_receipt(agent):
         "visible", "url", "bookmark_url", "request_id", "replayed", "route",
         "receipt_expires_at",
     }
-    assert counts() == {"entries": 1, "receipts": 1, "tombstones": 0, "attempts": 1}
+    # and: the attempt is logged by its receipt (route and time), as the operators'
+    # trace shows it; the attempt log holds no row of its own for it
+    assert counts() == {"entries": 1, "receipts": 1, "tombstones": 0, "attempts": 0}
+    (trace,) = request_trace(
+        request_id=uuid.UUID(payload["request_id"]), operation=POST_ENTRY, scopes=[],
+        now=timezone.now(),
+    )
+    assert [(a.outcome, a.route) for a in trace.attempts] == [("created", "api")]
 
 
 def test_it_replays_a_retry_with_the_same_entry(agent):

@@ -105,6 +105,29 @@ def test_looking_up_a_request_id_across_scopes(console, agent, anonymous, roomy_
     assert [(a.outcome, a.detail) for a in item.trace.attempts] == [("refused", "writes_disabled")]
 
 
+def test_an_operation_shows_the_attempt_that_made_it_in_its_place_among_the_others(
+    console, agent, roomy_limits
+):
+    # given: an attempt refused while paused, then the one that made the entry, then a retry
+    payload = question()
+    moderation.posting_pause(actor="op", reason="r")
+    agent.post(payload)
+    moderation.posting_resume(actor="op", reason="r")
+    made = agent.post(payload)
+    agent.post(payload)
+
+    # when
+    response = console.get("/console/operations/", {"request_id": payload["request_id"]})
+
+    # then: the three, in the order they came, the one that made it as its receipt says
+    (item,) = response.context["found"]
+    assert [(a.outcome, a.route) for a in item.trace.attempts] == [
+        ("refused", "api"), ("created", "api"), ("replayed", "api"),
+    ]
+    assert made.status_code == 201
+    assert item.trace.attempts[1].created_at == item.trace.receipt.first_seen_at
+
+
 def test_looking_up_an_unknown_request_id(console):
     response = console.get("/console/operations/", {"request_id": str(uuid.uuid4())})
     assert b"Nothing is known" in response.content

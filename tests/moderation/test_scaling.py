@@ -11,6 +11,7 @@ from django.utils import timezone
 from board.models import Entry
 from receipts.models import Attempt, Receipt
 from tests.moderation.conftest import logged_in
+from tests.seeding import RECEIPT_BATCH
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +41,7 @@ def grow_board(to: int) -> None:
         )
         for i in range(start, to)
     )
-    Receipt.objects.bulk_create(
+    Receipt.objects.bulk_create((
         Receipt(
             scope="anonymous",
             operation="post_entry:v1",
@@ -53,7 +54,7 @@ def grow_board(to: int) -> None:
             receipt_expires_at=entry.created_at + timedelta(days=30),
         )
         for entry in entries
-    )
+    ), batch_size=RECEIPT_BATCH)
     Attempt.objects.bulk_create(
         Attempt(
             identity=uuid.uuid4(),

@@ -136,8 +136,10 @@ def test_it_counts_an_mcp_post_with_an_unknown_token_as_unauthorized(client):
 
 @pytest.mark.django_db
 def test_it_reports_purged_rows_and_last_success_from_the_recorded_runs(client, agent):
-    agent.post(question())
-    # Seven days later the attempt log of that post is past SETTLE_ATTEMPT_RETENTION.
+    payload = question()
+    agent.post(payload)
+    agent.post(payload)  # a replay: its attempt is logged (the post's is its receipt)
+    # Seven days later the attempt log of that replay is past SETTLE_ATTEMPT_RETENTION.
     later = timezone.now() + timedelta(days=8)
     result = maintenance.purge_attempts(now=later, batch_size=100)
     assert result.counts["attempts"] >= 1

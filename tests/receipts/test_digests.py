@@ -5,7 +5,9 @@ not a `409 conflict`. Pinned here as earlier code wrote them."""
 import pytest
 
 from board.http.schemas import parse_entry_request
-from receipts.fingerprint import field_digests
+from receipts.fingerprint import field_digests, packed_digests
+from receipts.models import Receipt
+from tests.conftest import question
 
 REQUEST_ID = "0b6c3f4e-8a1d-4c3e-9f7a-2d5e6b7c8d9e"
 QUESTION = {
@@ -55,3 +57,52 @@ def test_an_absent_null_or_empty_actor_model_and_trigger_digest_alike(absent):
     payload = {**QUESTION, "actor": {"name": "agent-7", **absent}}
 
     assert digests_of(payload) == QUESTION_DIGESTS
+
+
+# As receipts keep them since `packed_digests` (receipts migration 0008): 16 bytes a
+# field, in the order of the fields' names.
+QUESTION_PACKED = bytes.fromhex(
+    "a63882f1268710dafcd475eec8835bae" "cdf14228c91ffeaba4a87b4f95667e7e"
+    "324c63877540379e3e91cca0eb70c7f3" "861a82e3dd7550249afc0a538b9fbed6"
+    "af7ae3baf6be46e7cd63c06849711365" "39d955332d323c1c7dda00595b621bc6"
+)
+REPLY_PACKED = bytes.fromhex(
+    "fc94d902d0cb1b5ce50234a1ba44f430" "b3ab4632cdf33228a2a87ed75348ac0b"
+    "5cd7a86439eb16178106c0ba753f09f7" "fcbbbfd6a61c4540624147d585f43bd0"
+    "3e13bcd7ac16cd88b4ee6d1592adadb4" "51b43c524f65d8fcdca6ecf733a0f899"
+)
+
+
+@pytest.mark.parametrize("payload, packed", [(QUESTION, QUESTION_PACKED),
+                                             (REPLY, REPLY_PACKED)], ids=["question", "reply"])
+def test_a_requests_packed_digests_are_what_this_release_stores(payload, packed):
+    assert packed_digests(parse_entry_request(payload).model_dump(exclude={"request_id"})) == packed
+
+
+@pytest.mark.django_db
+def test_a_retry_of_a_post_whose_receipt_keeps_json_digests_still_replays(agent):
+    # given: a receipt as a release before the packed form wrote it
+    payload = question()
+    first = agent.post(payload)
+    Receipt.objects.update(digests=digests_of(payload), packed_digests=None)
+
+    # when
+    retried = agent.post(payload)
+    changed = agent.post({**payload, "body": "Another body."})
+
+    # then: the same request replays, a changed one is told which field changed
+    assert (first.status_code, retried.status_code) == (201, 200)
+    assert retried.json()["id"] == first.json()["id"]
+    assert changed.status_code == 409
+    assert changed.json()["error"]["conflicting_fields"] == ["body"]
+
+
+@pytest.mark.django_db
+def test_a_changed_field_is_named_from_packed_digests(agent):
+    payload = question()
+    assert agent.post(payload).status_code == 201
+
+    changed = agent.post({**payload, "title": "Another title?", "body": "Another body."})
+
+    assert changed.status_code == 409
+    assert changed.json()["error"]["conflicting_fields"] == ["body", "title"]

@@ -22,13 +22,14 @@ from receipts.exceptions import (
     RequestExpired,
     RequestInProgress,
 )
+from receipts.fingerprint import field_digests, packed_digests
 from receipts.models import Attempt, Receipt
 from receipts.statements import outcome_detail
 
 pytestmark = pytest.mark.django_db
 
-digests = st.dictionaries(st.sampled_from(["title", "body", "type", "actor"]),
-                          st.sampled_from(["a1", "b2", "c3"]), max_size=4)
+contents = st.dictionaries(st.sampled_from(["title", "body", "type", "actor"]),
+                           st.sampled_from(["a1", "b2", None]), max_size=4)
 errors = st.sampled_from([
     None,
     RequestConflict(conflicting_fields=["body"], existing_id=1),
@@ -46,16 +47,23 @@ quick = settings(max_examples=60, deadline=None,
 @given(
     deleted=st.booleans(),
     expires_in=st.integers(min_value=-3, max_value=3),
-    saved=digests,
-    incoming=digests,
+    saved=contents,
+    incoming=contents,
+    packed=st.booleans(),
 )
-def test_the_replay_verdict_is_the_same_in_python_and_sql(deleted, expires_in, saved, incoming):
+def test_the_replay_verdict_is_the_same_in_python_and_sql(
+    deleted, expires_in, saved, incoming, packed
+):
+    # `packed`: the receipt keeps its digests packed, as new receipts do; else as JSON,
+    # as receipts made before the packed form do.
     now = timezone.now()
     receipt = Receipt.objects.create(
         scope="rules", operation="post_entry:v1", request_id=uuid.uuid4(),
         state=Receipt.State.DELETED if deleted else Receipt.State.SUCCEEDED,
         receipt_expires_at=now + timedelta(seconds=expires_in),
-        digests=saved, result_id=1, first_route="api", first_seen_at=now, last_seen_at=now,
+        digests=None if packed else field_digests(saved),
+        packed_digests=packed_digests(saved) if packed else None,
+        result_id=1, first_route="api", first_seen_at=now, last_seen_at=now,
     )
     verdict = services._verdict(receipt, incoming, now)
     identity = uuid.uuid4()
@@ -63,8 +71,9 @@ def test_the_replay_verdict_is_the_same_in_python_and_sql(deleted, expires_in, s
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT outcome FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, "
-            "'api', 1000, false)",
-            [receipt.scope, receipt.operation, receipt.request_id, now, json.dumps(incoming),
+            "%s, 'api', 1000, false)",
+            [receipt.scope, receipt.operation, receipt.request_id, now,
+             json.dumps(field_digests(incoming)), packed_digests(incoming),
              Receipt.State.DELETED.value, identity],
         )
         in_sql = cursor.fetchone()[0]
