@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from maintenance import services
 from maintenance.deliveries import purge as delivery_purge
-from maintenance.deliveries.models import Delivery
+from maintenance.deliveries import selectors as delivery_selectors
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from receipts.models import Attempt, Receipt, Tombstone
 from tests.conftest import is_postgres
 from tests.moderation.conftest import logged_in
@@ -134,3 +135,31 @@ def test_the_dashboards_unknown_outcomes_are_counted_by_their_partial_index(oper
             assert "Seq Scan" not in plan, plan
             if "created_at" in sql:
                 assert "delivery_unknown_created" in plan, plan
+
+
+def test_the_success_rates_read_each_attempts_delivery_by_its_key():
+    # given: two months of deliveries, one send each, a day's worth in the rates' window
+    deliveries_of_two_months()
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            INSERT INTO {DeliveryAttempt._meta.db_table} (attempt_id, delivery_id, kind,
+                started_at, duration_ms, status_code, error, request_left)
+            SELECT gen_random_uuid(), id, 'send', created_at, 100, 200, '', true
+            FROM {Delivery._meta.db_table}
+        """)
+    with CaptureQueriesContext(connection) as captured:
+        overview = delivery_selectors.endpoints_overview()
+    assert [row.recent_attempts for row in overview] == [ROWS // 60]
+    counting = next(q["sql"] for q in captured if DeliveryAttempt._meta.db_table in q["sql"])
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Delivery._meta.db_table}")
+        cursor.execute(f"ANALYZE {DeliveryAttempt._meta.db_table}")
+        cursor.execute("EXPLAIN " + counting)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    # then: the window's attempts by their start, each one's delivery by primary key;
+    # never every delivery read to match them
+    assert "attempt_started" in plan, plan
+    assert f"Seq Scan on {Delivery._meta.db_table}" not in plan, plan
+    assert "Hash Join" not in plan, plan
