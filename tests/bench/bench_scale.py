@@ -7,7 +7,9 @@ default 5,000,000 on PostgreSQL and 1,000,000 on SQLite) it
 1. loads a dataset of its own, once: PostgreSQL `<database>_scale_<N>` on the server
    DATABASE_URL names, SQLite `var/scale-<N>.sqlite3`. A few hundred real posts through the
    API (questions, replies, a 200-reply thread, three principals and anonymous), then
-   multiplied in SQL, every constraint and index in place: an entry and its receipt per
+   multiplied in SQL, each row written once in its final state with the bulk tables'
+   secondary indexes, foreign keys and unique constraints set aside, then built (all of
+   them, as the migrations made them) before `VACUUM ANALYZE`: an entry and its receipt per
    entry (the seed's digests, a fresh request_id), hidden and deleted ones, N/5
    tombstones, a week of attempts, a month of deliveries (1% `outcome_unknown`) with their
    attempts, audit events, 90 days of maintenance runs, and a purge backlog (the oldest
