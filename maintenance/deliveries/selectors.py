@@ -3,10 +3,12 @@
 show them through `endpoints.endpoint_display_url`, which cuts them to scheme and host for
 anyone but an administrator."""
 
+import contextlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
@@ -89,16 +91,23 @@ def endpoints_overview(*, now: datetime | None = None) -> list[EndpointOverview]
     endpoint_of = Subquery(
         Delivery.objects.filter(pk=OuterRef("delivery_id")).values("endpoint_id")[:1]
     )
-    counted = list(
-        DeliveryAttempt.objects.filter(
-            kind__in=[DeliveryAttempt.Kind.SEND, DeliveryAttempt.Kind.RESEND],
-            started_at__gte=since,
+    # Its estimate (a probe per attempt) passes PostgreSQL's jit_above_cost once a day
+    # has a few thousand attempts, and compiling then cost more than the count.
+    # (On SQLite no transaction: there every one is BEGIN IMMEDIATE, a write lock.)
+    postgresql = hasattr(connection, "plan_without_jit")
+    with transaction.atomic() if postgresql else contextlib.nullcontext():
+        if postgresql:
+            connection.plan_without_jit()
+        counted = list(
+            DeliveryAttempt.objects.filter(
+                kind__in=[DeliveryAttempt.Kind.SEND, DeliveryAttempt.Kind.RESEND],
+                started_at__gte=since,
+            )
+            .annotate(endpoint=endpoint_of)
+            .values("endpoint")
+            .annotate(n=Count("attempt_id"), ok=Count("attempt_id", filter=answered_2xx))
+            .values_list("endpoint", "n", "ok")
         )
-        .annotate(endpoint=endpoint_of)
-        .values("endpoint")
-        .annotate(n=Count("attempt_id"), ok=Count("attempt_id", filter=answered_2xx))
-        .values_list("endpoint", "n", "ok")
-    )
     totals = {endpoint: n for endpoint, n, _ in counted}
     successes = {endpoint: ok for endpoint, _, ok in counted}
     overview = []

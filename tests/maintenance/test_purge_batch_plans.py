@@ -163,3 +163,27 @@ def test_the_success_rates_read_each_attempts_delivery_by_its_key():
     assert "attempt_started" in plan, plan
     assert f"Seq Scan on {Delivery._meta.db_table}" not in plan, plan
     assert "Hash Join" not in plan, plan
+
+
+def test_the_success_rates_count_is_planned_without_jit():
+    # given: every statement would be JIT-compiled (the count's estimate passes
+    # jit_above_cost at a few thousand attempts a day, and compiling cost more than it)
+    deliveries_of_two_months()
+    seen = []
+
+    def jit_when_counting(execute, sql, params, many, context):
+        if DeliveryAttempt._meta.db_table in sql and "COUNT" in sql:
+            context["cursor"].execute("SHOW jit")
+            seen.append(context["cursor"].fetchone()[0])
+        return execute(sql, params, many, context)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET jit_above_cost = 0")
+    try:
+        with connection.execute_wrapper(jit_when_counting):
+            delivery_selectors.endpoints_overview()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET jit_above_cost")
+
+    assert seen == ["off"]
