@@ -93,7 +93,7 @@ test-replication: install-test
 	$(PY) -m pytest -p no:xdist -m replication tests/replication $(PYTEST_ARGS)
 
 # The console, the retention jobs and the agent side at millions of entries (issue 39):
-# a dataset loaded once per size (PostgreSQL `settle_scale_<N>`, SQLite
+# a dataset loaded once per size (PostgreSQL `<database>_scale_<N>`, SQLite
 # var/scale-<N>.sqlite3), served by gunicorn, timed against a 50,000-entry baseline.
 # SCALE_ENTRIES=N picks the size (default 5,000,000 on PostgreSQL, 1,000,000 on SQLite);
 # SCALE_EXPLAIN=1 also writes the slow statements' plans (PostgreSQL). The table goes to

@@ -79,7 +79,7 @@ class Dashboard:
 def dashboard_figures(*, now: datetime, hours: int = 48) -> Dashboard:
     """The last hour's and day's attempts by outcome and posts per hour over `hours`, from
     the per-minute rollup (maintenance/activity.py), and the deliveries made in each
-    window whose outcome is unknown now, counted by their partial index up to a bound."""
+    window whose outcome is unknown now, counted by the state index up to a bound."""
     activity = activity_recent(now=now)
     counts = {}
     for window, length in WINDOWS.items():

@@ -36,13 +36,18 @@ def thread_not_held_sql(thread: str) -> str:
     it at this moment. Served by the partial indexes hold_active_thread and
     hold_active_principal, and the entries' (parent, id) index. Parenthesized, so that
     `NOT {...}` negates the whole of it: without, `NOT` bound to the first EXISTS only,
-    and the deletion purge took a principal's hold for no hold."""
+    and the deletion purge took a principal's hold for no hold.
+
+    The principals' half starts from the active principal holds (a handful, often none)
+    and only then looks for their entries in the thread: as a join, both engines read the
+    thread's entries first, every one of them, for every row a purge batch checks."""
     return (
         f"(NOT EXISTS (SELECT 1 FROM {_HOLDS} h WHERE h.released_at IS NULL "
         f"AND h.thread_id = {thread}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {_HOLDS} h JOIN {_ENTRIES} held "
-        f"ON held.principal_id = h.principal_id WHERE h.released_at IS NULL "
-        f"AND (held.id = {thread} OR held.parent_id = {thread})))"
+        f"AND NOT EXISTS (SELECT 1 FROM {_HOLDS} h WHERE h.released_at IS NULL "
+        f"AND h.principal_id IS NOT NULL AND EXISTS (SELECT 1 FROM {_ENTRIES} held "
+        f"WHERE held.principal_id = h.principal_id "
+        f"AND (held.id = {thread} OR held.parent_id = {thread}))))"
     )
 
 

@@ -153,7 +153,8 @@ class Delivery(models.Model):
             models.Index(fields=["state", "next_attempt_at"], name="delivery_state_due"),
             models.Index(fields=["entry_id"], name="delivery_entry"),
             # The console's list and its filters, in its order (newest first, ties by id):
-            # every page a range scan. The inbox is the state filter's outcome_unknown.
+            # every page a range scan. The inbox is the state filter's outcome_unknown,
+            # and the dashboard counts its unknown outcomes per window by the same index.
             models.Index(fields=["-created_at", "-id"], name="delivery_newest"),
             models.Index(fields=["state", "-created_at", "-id"], name="delivery_state_newest"),
             models.Index(
@@ -166,12 +167,6 @@ class Delivery(models.Model):
             models.Index(
                 fields=["settled_at"], name="delivery_final_settled",
                 condition=models.Q(state__in=["succeeded", "failed", "cancelled"]),
-            ),
-            # The unknown outcomes waiting for an operator: counted on the dashboard up
-            # to a bound (moderation/selectors.py), whatever the size of the table.
-            models.Index(
-                fields=["created_at", "id"], name="delivery_unknown_created",
-                condition=models.Q(state="outcome_unknown"),
             ),
         ]
 

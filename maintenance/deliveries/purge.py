@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from board.retention import policies as retention
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.purges import Batch, PurgeResult, purge_time_budget, run_batches
+from maintenance.tombstones import purge as receipt_purge
 
 
 def purge_deliveries(
@@ -26,8 +27,10 @@ def purge_deliveries(
             settled_at__lt=now - delivery_retention,
         ).order_by("settled_at")[:batch_size]
         ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
-        attempts = DeliveryAttempt.objects.filter(delivery_id__in=ids).delete()[0] if ids else 0
-        removed = Delivery.objects.filter(id__in=ids).delete()[0] if ids else 0
+        # Plain DELETEs by key (the attempts by their delivery's index): the ORM's delete
+        # of a delivery collects it and its attempts row by row before deleting them.
+        attempts = receipt_purge.delete_where(DeliveryAttempt, "delivery_id", ids)
+        removed = receipt_purge.delete_ids(Delivery, ids)
         return Batch(
             counts={"deliveries": removed, "delivery_attempts": attempts},
             more=len(ids) == batch_size,

@@ -314,12 +314,18 @@ def delete_ids(model, ids: Collection) -> int:
     The collector reads every row (and its relations) before deleting; the purges have
     already decided and locked what goes, so one plain statement does.
     """
-    if not ids:
+    return delete_where(model, model._meta.pk.name, ids)
+
+
+def delete_where(model, field_name: str, values: Collection) -> int:
+    """`DELETE ... WHERE field IN (values)` (delete_ids' statement, by any column)."""
+    if not values:
         return 0
-    field = model._meta.pk
-    if field.get_internal_type() == "UUIDField":  # text on SQLite
-        ids = [field.get_db_prep_value(value, connection) for value in ids]
-    condition, params = sql_in(connection.ops.quote_name(field.column), ids)
+    field = model._meta.get_field(field_name)
+    values = list(values)
+    if isinstance(values[0], uuid.UUID):  # text on SQLite
+        values = [field.get_db_prep_value(value, connection) for value in values]
+    condition, params = sql_in(connection.ops.quote_name(field.column), values)
     with connection.cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {condition}",

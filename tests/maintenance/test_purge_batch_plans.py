@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from maintenance import purges
 from maintenance.deliveries import purge as delivery_purge
-from maintenance.deliveries.models import Delivery
+from maintenance.deliveries import selectors as delivery_selectors
+from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from receipts.models import Attempt, Receipt, Tombstone
 from tests.conftest import is_postgres
 from tests.moderation.conftest import logged_in
@@ -118,7 +119,7 @@ def test_the_delivery_batch_walks_settled_final_deliveries_in_its_order():
     assert not re.search(r"^\s*(->\s*)?Sort\b", plan, re.M), plan
 
 
-def test_the_dashboards_unknown_outcomes_are_counted_by_their_partial_index(operator):
+def test_the_dashboards_unknown_outcomes_are_counted_by_the_state_index(operator):
     deliveries_of_two_months()
     with CaptureQueriesContext(connection) as captured:
         assert logged_in(operator).get("/console/").status_code == 200
@@ -129,8 +130,60 @@ def test_the_dashboards_unknown_outcomes_are_counted_by_their_partial_index(oper
         for sql in counting:
             cursor.execute("EXPLAIN " + sql)
             plan = "\n".join(row[0] for row in cursor.fetchall())
-            # The inbox's size by the index led by the state, each window's by the partial
-            # index on creation: never a scan of every delivery.
+            # The inbox's size by an index led by the state, each window's by the state
+            # and creation (delivery_state_newest): never a scan of every delivery.
             assert "Seq Scan" not in plan, plan
             if "created_at" in sql:
-                assert "delivery_unknown_created" in plan, plan
+                assert "delivery_state_newest" in plan, plan
+
+
+def test_the_success_rates_read_each_attempts_delivery_by_its_key():
+    # given: two months of deliveries, one send each, a day's worth in the rates' window
+    deliveries_of_two_months()
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            INSERT INTO {DeliveryAttempt._meta.db_table} (attempt_id, delivery_id, kind,
+                started_at, duration_ms, status_code, error, request_left)
+            SELECT gen_random_uuid(), id, 'send', created_at, 100, 200, '', true
+            FROM {Delivery._meta.db_table}
+        """)
+    with CaptureQueriesContext(connection) as captured:
+        overview = delivery_selectors.endpoints_overview()
+    assert [row.recent_attempts for row in overview] == [ROWS // 60]
+    counting = next(q["sql"] for q in captured if DeliveryAttempt._meta.db_table in q["sql"])
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Delivery._meta.db_table}")
+        cursor.execute(f"ANALYZE {DeliveryAttempt._meta.db_table}")
+        cursor.execute("EXPLAIN " + counting)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    # then: the window's attempts by their start, each one's delivery by primary key;
+    # never every delivery read to match them
+    assert "attempt_started" in plan, plan
+    assert f"Seq Scan on {Delivery._meta.db_table}" not in plan, plan
+    assert "Hash Join" not in plan, plan
+
+
+def test_the_success_rates_count_is_planned_without_jit():
+    # given: every statement would be JIT-compiled (the count's estimate passes
+    # jit_above_cost at a few thousand attempts a day, and compiling cost more than it)
+    deliveries_of_two_months()
+    seen = []
+
+    def jit_when_counting(execute, sql, params, many, context):
+        if DeliveryAttempt._meta.db_table in sql and "COUNT" in sql:
+            context["cursor"].execute("SHOW jit")
+            seen.append(context["cursor"].fetchone()[0])
+        return execute(sql, params, many, context)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET jit_above_cost = 0")
+    try:
+        with connection.execute_wrapper(jit_when_counting):
+            delivery_selectors.endpoints_overview()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET jit_above_cost")
+
+    assert seen == ["off"]
