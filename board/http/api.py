@@ -31,6 +31,7 @@ from board.http.answers import (
     wire_json,
 )
 from board.http.auth import POST_AUTH, READ_AUTH
+from board.http.bodies import posted_entry_read
 from board.http.json_schemas import (
     ENTRY_SCHEMA,
     OPERATION_SCHEMA,
@@ -153,8 +154,7 @@ def post_entry(request: HttpRequest):
         entry_post_answer(
             token=request.auth.token,
             address=client_address(request),
-            body=body,
-            header_key=header_key,
+            fields=posted_entry_read(body, header_key=header_key),
             route="api",
             base=request_base(request),
         )

@@ -1,16 +1,15 @@
 """JSON Schemas of the board's wire forms: the OpenAPI document's request and answer
 bodies (board.http.openapi) and the MCP tools' `inputSchema` and `outputSchema`
 (board.mcp.tools), generated from pydantic classes: a posted entry's from the classes
-that check it (board.http.schemas), the answers' from the classes below."""
+that check it (board.entries.fields), the answers' from the classes below."""
 
 from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
-from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
-from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
+from board.entries.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
+from board.entries.fields import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
     BODY,
     ENTRY_ID_FIELD_SCHEMA,
     ENTRY_ID_MAX,
@@ -25,6 +24,7 @@ from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_
     RequestIdField,
     choice,
 )
+from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
 from board.models import Entry
 
 # How the server writes a request_id back: lowercase.
@@ -103,7 +103,7 @@ QUESTION_REQUEST_SCHEMA = Question.model_json_schema()
 REPLY_REQUEST_SCHEMA = Reply.model_json_schema()
 
 # --- The answers, as classes that only describe them -------------------------------------
-# The answers are written by board.http.schemas (`entry_object`) and answers.py, never
+# The answers are written by board.entries.objects (`entry_object`) and answers.py, never
 # validated against these classes: a post's answer is not read twice. Their schemas are
 # inlined (no `$ref`), as MCP hosts read a tool's outputSchema without resolving refs.
 

@@ -7,8 +7,8 @@ views take each parameter as the string it was sent (ninja reads it, and leaves 
 the document), so that the board's parsers, not pydantic, decide and word each refusal
 (SPEC 5's 400 and 422); the parameters stated here carry the parsers' rules, with
 `allowEmptyValue`, which tells a client (or schemathesis) that `?limit=` and `?cursor=`
-are read as absent. The rules themselves live next to the parsers (board/http/schemas.py,
-board/http/cursors.py); this module only places them in the document.
+are read as absent. The rules themselves live next to the parsers (board/entries/fields.py,
+board/entries/cursors.py); this module only places them in the document.
 
 One thing ninja cannot state is added to the document it writes (`DocumentedAPI`): the
 posted entry's `Question` and `Reply`, which the request body names. The post reads its

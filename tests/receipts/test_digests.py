@@ -4,7 +4,7 @@ not a `409 conflict`. Pinned here as earlier code wrote them."""
 
 import pytest
 
-from board.http.schemas import parse_entry_request
+from board.entries.fields import entry_fields_read
 from receipts.fingerprint import field_digests
 
 REQUEST_ID = "0b6c3f4e-8a1d-4c3e-9f7a-2d5e6b7c8d9e"
@@ -39,7 +39,7 @@ REPLY_DIGESTS = {
 
 
 def digests_of(payload: dict) -> dict[str, str]:
-    return field_digests(parse_entry_request(payload).model_dump(exclude={"request_id"}))
+    return field_digests(entry_fields_read(payload).model_dump(exclude={"request_id"}))
 
 
 @pytest.mark.parametrize("payload, digests", [(QUESTION, QUESTION_DIGESTS),
