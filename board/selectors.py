@@ -9,8 +9,8 @@ from django.db.models import Count, F, Lookup, OuterRef, Q, QuerySet, Subquery, 
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
+from board.entries.cursors import decode_cursor, encode_cursor
 from board.exceptions import NotFound
-from board.http.cursors import decode_cursor, encode_cursor
 from board.models import Entry
 from board.posting.callers import Caller
 from board.services import POST_ENTRY

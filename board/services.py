@@ -14,18 +14,13 @@ from django.db import DatabaseError, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
-from board import signals
+from board.entries import signals
+from board.entries.fields import EntryFields, RefusedShape
 from board.exceptions import (
     BoardError,
     ParentUnavailable,
     PostingPaused,
     RateLimited,
-)
-from board.http.schemas import (
-    EntryFields,
-    check_json_depth,
-    parse_entry_request,
-    parse_json_object,
 )
 from board.models import AgentToken, Entry, PostingPolicy, Principal
 from board.posting import callers, engines, limits, statements
@@ -138,14 +133,13 @@ def entry_post(
     *,
     token: str | None,
     address: str,
-    body: bytes | dict | None,
-    header_key: str | None = None,
+    fields: EntryFields | RefusedShape,
     route: str,
     now: datetime | None = None,
 ) -> PostedEntry:
-    """SPEC 5.1, a post as it comes off the wire (HTTP body bytes, MCP arguments), its
-    steps in the contract's order. Each refusal is a BoardError or ReceiptError that the
-    routes answer through board.exceptions.error_answer.
+    """SPEC 5.1, a post as its door read it (the fields, or the refusal of their shape:
+    board.entries.fields), its steps in the contract's order. Each refusal is a BoardError
+    or ReceiptError that the routes answer through board.exceptions.error_answer.
 
     Round trips on PostgreSQL for a new question (tests/board/test_statement_budget.py):
     two. The admission: one autocommit statement that reads the token and the policy,
@@ -159,25 +153,21 @@ def entry_post(
     """
     now = now or timezone.now()
     # Step 1: the token, then the request's shape; a refusal writes only its count.
-    try:
-        # MCP's arguments come decoded, HTTP's body as bytes.
-        data = check_json_depth(body) if isinstance(body, dict) else parse_json_object(body)
-        request = parse_entry_request(data, header_key=header_key)
-    except BoardError:
+    if isinstance(fields, RefusedShape):
         callers.post_refusal_count(token=token, address=address, now=now)
-        raise
+        raise fields.error
     with engines.for_connection().writer_turn():
         # Step 1's token check and step 2's count, in one statement with step 5's take.
         admitted = callers.post_admit(
             token=token, address=address, operation=POST_ENTRY,
-            request_id=request.request_id, now=now,
+            request_id=fields.request_id, now=now,
         )
         caller, policy, taken = admitted.caller, admitted.policy, admitted.taken
         asked = {
             "identity": receipts.Identity(
-                scope=caller.scope, operation=POST_ENTRY, request_id=request.request_id
+                scope=caller.scope, operation=POST_ENTRY, request_id=fields.request_id
             ),
-            "content": request.model_dump(exclude={"request_id"}),
+            "content": fields.model_dump(exclude={"request_id"}),
             "route": route,
             "now": now,
         }
@@ -190,7 +180,7 @@ def entry_post(
             settled = receipts.receipt_replay(**asked, model=Entry) if taken.seen else None
             if settled is None:
                 # Steps 4 to 7 in the claim's transaction, a tombstone answering first.
-                companions = []  # what other apps write with it (board/signals.py)
+                companions = []  # what other apps write with it (board/entries/signals.py)
                 for _, companion in signals.entry_companions.send(sender=Entry, now=now):
                     if companion is not None:
                         companions.append(companion)
@@ -199,11 +189,11 @@ def entry_post(
                     retention=retention.entry_retention_for(caller.principal),
                     effect=receipts.Effect(
                         model=Entry,
-                        values=_entry_values(request, caller, route, now),
+                        values=_entry_values(fields, caller, route, now),
                         companions=companions,
                     ),
                     refusal=_refusal_before_claim(policy, overall, now),
-                    guard=_parent_open(request, now) if request.type == Entry.Type.REPLY else None,
+                    guard=_parent_open(fields, now) if fields.type == Entry.Type.REPLY else None,
                 )
                 if settled is not None:  # committed: the outbox rings for its sends
                     for companion, rows in zip(companions, settled.returned, strict=True):
@@ -239,25 +229,25 @@ def _refusal_before_claim(
     return None
 
 
-def _parent_open(request: EntryFields, now: datetime) -> receipts.Guard:
+def _parent_open(fields: EntryFields, now: datetime) -> receipts.Guard:
     """Step 6 as a reply's guard: its parent is a public question whose receipt has not
     expired, read (and on PostgreSQL held against the purge) in the write's own
     transaction: board/posting/engines/."""
     return engines.for_connection().question_open(
-        parent_id=request.parent_id, operation=POST_ENTRY, now=now, error=ParentUnavailable()
+        parent_id=fields.parent_id, operation=POST_ENTRY, now=now, error=ParentUnavailable()
     )
 
 
-def _entry_values(request: EntryFields, caller: Caller, route: str, now: datetime) -> dict:
+def _entry_values(fields: EntryFields, caller: Caller, route: str, now: datetime) -> dict:
     return {
-        "type": request.type,
-        "parent_id": request.parent_id,
-        "title": request.title,
-        "body": request.body,
-        "actor_name": request.actor.name,
-        "actor_model": request.actor.model,
-        "actor_trigger": request.actor.trigger,
-        "submission_mode": request.submission_mode,
+        "type": fields.type,
+        "parent_id": fields.parent_id,
+        "title": fields.title,
+        "body": fields.body,
+        "actor_name": fields.actor.name,
+        "actor_model": fields.actor.model,
+        "actor_trigger": fields.actor.trigger,
+        "submission_mode": fields.submission_mode,
         "visible": True,
         "deleted_at": None,
         "route": route,

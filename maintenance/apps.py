@@ -10,7 +10,7 @@ class MaintenanceConfig(AppConfig):
         # signals there without importing maintenance (dependencies point one way).
         # The delivery tasks are imported too: the doorbell sends them by name, and a
         # registered task applies SettleTask's countdown check in this process as well.
-        from board import signals
+        from board.entries import signals
         from maintenance.deliveries import outbox, tasks  # noqa: F401 (tasks registers)
 
         signals.entry_companions.connect(outbox.outbox_companion, dispatch_uid="outbox-created")

@@ -1,9 +1,8 @@
 """Digests that let a retry be compared without keeping the request's text.
 
-The text they digest arrives normalized (`Text.read`, where every text field of an
-entry is read: Unicode NFC and `\\n` line endings), so a client that resends the "same"
-text through another stack (CRLF, decomposed accents) is still recognised as the same
-request.
+The text they digest arrives normalized (board/entries/fields.py `Text.read`: Unicode NFC
+and `\\n` line endings), so a client that resends the "same" text through another stack
+(CRLF, decomposed accents) is still recognised as the same request.
 """
 
 import functools

@@ -17,8 +17,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from board.entries.signals import entry_companions
 from board.models import Entry, HourlyCounter
-from board.signals import entry_companions
 from moderation import actions as moderation
 from receipts.models import Attempt, Receipt, Tombstone
 from receipts.services import Companion

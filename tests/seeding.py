@@ -4,7 +4,7 @@ of 10,000 entries, SPEC 8.4).
 A post makes its rows in several round trips; 10,000 posts take one to two minutes on
 the shared test machine, longer than the erase they set up. So the rows are made here
 set-wise, but by the product's own code, so they cannot be rows no post would write:
-the request is parsed by `parse_entry_request`, the entry's columns come from the write
+the request is parsed by `entry_fields_read`, the entry's columns come from the write
 path's `_entry_values`, the caller (scope, source, principal) from
 `caller_authenticate`, the receipt's digests from `packed_digests` and its expiry from
 the principal's entry retention; then one bulk insert per table and level (questions,
@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from board import services as board
-from board.http.schemas import parse_entry_request
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from board.posting import callers
 from board.retention import policies as retention
@@ -81,7 +81,7 @@ RECEIPT_BATCH = 4_000
 
 def _level(caller, payloads: list[dict], route: str, now: datetime, life: timedelta) -> dict:
     """Entries and receipts for these payloads, one bulk insert each; {id: payload}."""
-    requests = [parse_entry_request(dict(payload)) for payload in payloads]
+    requests = [entry_fields_read(dict(payload)) for payload in payloads]
     # Distinct moments, as one post after another would have, in the order of the ids.
     moments = [now - timedelta(microseconds=len(requests) - n) for n in range(len(requests))]
     entries = Entry.objects.bulk_create(

@@ -18,6 +18,8 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from board import selectors, services
+from board.entries.fields import EntryFields, RefusedShape, parse_request_id
+from board.entries.objects import entry_object, public_entry_object, timestamp
 from board.exceptions import (
     Answer,
     BoardError,
@@ -26,7 +28,6 @@ from board.exceptions import (
     error_answer,
 )
 from board.http.auth import presented_token
-from board.http.schemas import entry_object, parse_request_id, public_entry_object, timestamp
 from board.posting.callers import Caller, client_address
 from board.serving import metrics, replicas
 from receipts.exceptions import OutcomeUnavailable, ReceiptError
@@ -145,14 +146,12 @@ def parse_entry_id(raw: str) -> int:
 
 @metrics.counted_post
 def entry_post_answer(
-    *, token: str | None, address: str, body: bytes | dict | None, header_key: str | None,
-    route: str, base: str,
+    *, token: str | None, address: str, fields: EntryFields | RefusedShape, route: str,
+    base: str,
 ) -> Answer:
     # Only the service call refuses: its refusals are answered here as `@answers` would.
     try:
-        posted = services.entry_post(
-            token=token, address=address, body=body, header_key=header_key, route=route
-        )
+        posted = services.entry_post(token=token, address=address, fields=fields, route=route)
     except ANSWERED_ERRORS as error:
         return refusal_answer(error)
     replicas.written(source=posted.source)

@@ -7,8 +7,9 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from ninja import Path, Query
+from ninja import Path, Query, Status
 from ninja.errors import HttpError, ValidationError
+from ninja.renderers import BaseRenderer
 
 from board.exceptions import (
     Answer,
@@ -31,13 +32,14 @@ from board.http.answers import (
     wire_json,
 )
 from board.http.auth import POST_AUTH, READ_AUTH
+from board.http.bodies import posted_entry_read
 from board.http.json_schemas import (
-    ENTRY_SCHEMA,
-    OPERATION_SCHEMA,
-    REPLY_PAGE_SCHEMA,
-    REQUEST_ID_SCHEMA,
-    THREAD_PAGE_SCHEMA,
-    THREAD_SCHEMA,
+    EntryAnswer,
+    OperationAnswer,
+    ReplyPage,
+    RequestIdAnswer,
+    ThreadAnswer,
+    ThreadPage,
 )
 from board.http.openapi import (
     ENTRY_REQUEST_BODY,
@@ -57,7 +59,18 @@ from receipts.exceptions import ReceiptError
 
 log = logging.getLogger(__name__)
 
+
+class WireRenderer(BaseRenderer):
+    """A validated answer written as every answer is (`wire_json`)."""
+
+    media_type = "application/json"
+
+    def render(self, request: HttpRequest, data: object, *, response_status: int) -> bytes:
+        return wire_json(data)
+
+
 api = DocumentedAPI(
+    renderer=WireRenderer(),
     title="Settle",
     version="1",
     urls_namespace="api",
@@ -82,6 +95,16 @@ def answer_response(answer: Answer) -> HttpResponse:
     for name, value in answer.headers.items():
         response[name] = value
     return response
+
+
+def answered(answer: Answer, response: HttpResponse) -> Status | HttpResponse:
+    """A success as ninja sends it, validated against the class the route declares for
+    its status; a refusal as error_answer wrote it."""
+    if answer.status >= 400:
+        return answer_response(answer)
+    for name, value in answer.headers.items():
+        response[name] = value
+    return Status(answer.status, answer.body)
 
 
 def error_response(error: ServiceError) -> HttpResponse:
@@ -130,15 +153,15 @@ def _database_error(request, error):
     auth=POST_AUTH,
     **documented(
         "post_entry",
-        {201: ("saved now", ENTRY_SCHEMA),
-         200: ("saved before: the same entry, replayed true", ENTRY_SCHEMA)},
+        {201: ("saved now", EntryAnswer),
+         200: ("saved before: the same entry, replayed true", EntryAnswer)},
         400, 401, 403, 409, 410, 422, 429, 503,
         links={201: TO_OPERATION, 200: TO_OPERATION},
         requestBody=ENTRY_REQUEST_BODY,
     ),
     summary="Post a question or a reply, safely retryable with the same request_id",
 )
-def post_entry(request: HttpRequest):
+def post_entry(request: HttpRequest, response: HttpResponse):
     try:
         body = request.body
     except RequestDataTooBig:  # Django's own cap, above ours: refused after the token check
@@ -149,110 +172,121 @@ def post_entry(request: HttpRequest):
         header_key = header_key.strip()
         if len(header_key) >= 2 and header_key[0] == header_key[-1] == '"':
             header_key = header_key[1:-1]
-    return answer_response(
+    return answered(
         entry_post_answer(
             token=request.auth.token,
             address=client_address(request),
-            body=body,
-            header_key=header_key,
+            fields=posted_entry_read(body, header_key=header_key),
             route="api",
             base=request_base(request),
-        )
+        ),
+        response,
     )
 
 
 @api.post(
     "/request-ids",
-    response={201: dict},
     **documented(
-        "new_request_id", {201: ("a fresh UUID v4", REQUEST_ID_SCHEMA)}, 401, 403, 503,
+        "new_request_id", {201: ("a fresh UUID v4", RequestIdAnswer)}, 401, 403, 503,
         links={201: TO_OPERATION},
     ),
     summary="Make a fresh request_id to keep before the first attempt",
 )
-def new_request_id(request: HttpRequest):
-    return answer_response(request_id_answer(caller=request.auth))
+def new_request_id(request: HttpRequest, response: HttpResponse):
+    return answered(request_id_answer(caller=request.auth), response)
 
 
 @api.get(
     "/operations/{request_id}",
     **documented(
-        "get_operation", {200: ("what became of it", OPERATION_SCHEMA)}, 401, 404, 422, 503,
+        "get_operation", {200: ("what became of it", OperationAnswer)}, 401, 404, 422, 503,
         parameters=OPERATION,
     ),
     summary="Look up what became of your own request",
 )
-def get_operation(request: HttpRequest, request_id: str = AS_SENT_IN_PATH):
-    return answer_response(
+def get_operation(
+    request: HttpRequest, response: HttpResponse, request_id: str = AS_SENT_IN_PATH
+):
+    return answered(
         operation_answer(
             caller=request.auth,
             request_id=request_id,
             base=request_base(request),
-        )
+        ),
+        response,
     )
 
 
 @api.get(
     "/threads",
     **documented(
-        "list_threads", {200: ("a page of questions", THREAD_PAGE_SCHEMA)}, 400, 401, 422, 503,
+        "list_threads", {200: ("a page of questions", ThreadPage)}, 400, 401, 422, 503,
         parameters=THREADS_PAGE, links={200: THREAD_PAGE_LINKS},
     ),
     summary="Public questions, newest first",
 )
 def list_threads(
-    request: HttpRequest, cursor: str | None = AS_SENT, limit: str | None = AS_SENT
+    request: HttpRequest,
+    response: HttpResponse,
+    cursor: str | None = AS_SENT,
+    limit: str | None = AS_SENT,
 ):
-    return answer_response(
+    return answered(
         thread_list_answer(
             caller=request.auth,
             cursor=cursor,
             limit=limit,
             base=request_base(request),
-        )
+        ),
+        response,
     )
 
 
 @api.get(
     "/threads/{thread_id}",
     **documented(
-        "get_thread", {200: ("the question", THREAD_SCHEMA)}, 401, 404, 503,
+        "get_thread", {200: ("the question", ThreadAnswer)}, 401, 404, 503,
         parameters=THREAD, links={200: THREAD_LINKS},
     ),
     summary="One public question with its reply count",
 )
-def get_thread(request: HttpRequest, thread_id: str = AS_SENT_IN_PATH):
-    return answer_response(
+def get_thread(
+    request: HttpRequest, response: HttpResponse, thread_id: str = AS_SENT_IN_PATH
+):
+    return answered(
         thread_answer(
             caller=request.auth,
             thread_id=thread_id,
             base=request_base(request),
-        )
+        ),
+        response,
     )
 
 
 @api.get(
     "/threads/{thread_id}/replies",
     **documented(
-        "list_replies", {200: ("a page of replies", REPLY_PAGE_SCHEMA)}, 400, 401, 404, 422, 503,
+        "list_replies", {200: ("a page of replies", ReplyPage)}, 400, 401, 404, 422, 503,
         parameters=REPLIES_PAGE, links={200: REPLY_PAGE_LINKS},
     ),
     summary="A question's public replies, oldest first",
 )
 def list_replies(
     request: HttpRequest,
+    response: HttpResponse,
     thread_id: str = AS_SENT_IN_PATH,
     cursor: str | None = AS_SENT,
     limit: str | None = AS_SENT,
 ):
-    return answer_response(
+    return answered(
         reply_list_answer(
             caller=request.auth,
             thread_id=thread_id,
             cursor=cursor,
             limit=limit,
             base=request_base(request),
-        )
+        ),
+        response,
     )
 
 

@@ -1,16 +1,15 @@
-"""JSON Schemas of the board's wire forms: the OpenAPI document's request and answer
-bodies (board.http.openapi) and the MCP tools' `inputSchema` and `outputSchema`
-(board.mcp.tools), generated from pydantic classes: a posted entry's from the classes
-that check it (board.http.schemas), the answers' from the classes below."""
+"""The board's wire forms as pydantic classes: the answers each route declares (django-ninja
+validates a success against its class and writes the OpenAPI document's answers from
+them, board.http.api), the posted entry's two forms in the document (board.http.openapi),
+and the MCP tools' `inputSchema` and `outputSchema` (board.mcp.tools), generated from the
+same classes: a posted entry's from the classes that check it (board.entries.fields)."""
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
-from board.http.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
-from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
+from board.entries.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
+from board.entries.fields import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
     BODY,
     ENTRY_ID_FIELD_SCHEMA,
     ENTRY_ID_MAX,
@@ -25,6 +24,7 @@ from board.http.schemas import (  # noqa: F401  (the patterns: tests/board/test_
     RequestIdField,
     choice,
 )
+from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
 from board.models import Entry
 
 # How the server writes a request_id back: lowercase.
@@ -102,12 +102,16 @@ class Reply(_Documented):
 QUESTION_REQUEST_SCHEMA = Question.model_json_schema()
 REPLY_REQUEST_SCHEMA = Reply.model_json_schema()
 
-# --- The answers, as classes that only describe them -------------------------------------
-# The answers are written by board.http.schemas (`entry_object`) and answers.py, never
-# validated against these classes: a post's answer is not read twice. Their schemas are
-# inlined (no `$ref`), as MCP hosts read a tool's outputSchema without resolving refs.
+# --- The answers ---------------------------------------------------------------------------
+# Written by board.entries.objects (`entry_object`) and answers.py, the same for HTTP and
+# MCP; the HTTP routes declare these classes, so ninja validates each success against its
+# class before sending it. For the MCP tools' outputSchema they are inlined (no `$ref`), as
+# MCP hosts read it without resolving refs.
 
 EchoedRequestId = Annotated[str, WithJsonSchema(ECHOED_REQUEST_ID_SCHEMA)]
+# A time as board.entries.objects writes it (ISO 8601, UTC, `Z`), kept as written: read
+# back as a datetime, it would be written again to the millisecond.
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 
 
 class ActorAnswer(BaseModel):
@@ -124,7 +128,7 @@ class PublicEntryAnswer(BaseModel):
     body: str
     actor: ActorAnswer
     submission_mode: str
-    created_at: datetime
+    created_at: Timestamp
     visible: bool
     url: str
     bookmark_url: str | None
@@ -134,7 +138,7 @@ class EntryAnswer(PublicEntryAnswer):
     request_id: EchoedRequestId
     replayed: bool
     route: Literal["api", "mcp"]
-    receipt_expires_at: datetime
+    receipt_expires_at: Timestamp
 
 
 class ThreadAnswer(PublicEntryAnswer):
@@ -217,7 +221,6 @@ def inlined(model: type[BaseModel]) -> dict:
     return resolved(schema)
 
 
-PUBLIC_ENTRY_SCHEMA = inlined(PublicEntryAnswer)
 ENTRY_SCHEMA = inlined(EntryAnswer)
 THREAD_SCHEMA = inlined(ThreadAnswer)
 ERROR_SCHEMA = inlined(ErrorAnswer)
@@ -226,7 +229,8 @@ REQUEST_ID_SCHEMA = inlined(RequestIdAnswer)
 THREAD_PAGE_SCHEMA = inlined(ThreadPage)
 REPLY_PAGE_SCHEMA = inlined(ReplyPage)
 
-_ERROR_DESCRIPTIONS = {
+# What each refusal a route declares means, for the OpenAPI document.
+ERROR_DESCRIPTIONS = {
     400: "bad_request: the body is not a JSON object, too large or too deep; a bad cursor",
     401: "unauthorized: an unknown or revoked bearer token",
     403: "forbidden: a browser's Origin that is neither Settle's own nor allowed",
@@ -237,21 +241,3 @@ _ERROR_DESCRIPTIONS = {
     429: "rate_limited: error.limit is source or overall; see Retry-After",
     503: "writes_disabled (posting paused) or unavailable (error.outcome says if saved)",
 }
-
-
-def openapi_responses(successes: dict[int, tuple[str, dict]], *errors: int) -> dict:
-    """An endpoint's OpenAPI `responses`: its success bodies, then SPEC 5's error shape."""
-    responses = {
-        status: {"description": description, "content": _json_body(schema)}
-        for status, (description, schema) in successes.items()
-    }
-    for status in errors:
-        responses[status] = {
-            "description": _ERROR_DESCRIPTIONS[status], "content": _json_body(ERROR_SCHEMA)
-        }
-    return responses
-
-
-def _json_body(schema: dict) -> dict:
-    return {"application/json": {"schema": schema}}
-

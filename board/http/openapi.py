@@ -2,13 +2,15 @@
 
 Each route states its own operationId (named after the MCP tool that does the same
 thing, so the two interfaces share one vocabulary), parameters, answers and links in its
-decorator, through `documented`, and django-ninja writes them into the document. The
-views take each parameter as the string it was sent (ninja reads it, and leaves it out of
-the document), so that the board's parsers, not pydantic, decide and word each refusal
-(SPEC 5's 400 and 422); the parameters stated here carry the parsers' rules, with
-`allowEmptyValue`, which tells a client (or schemathesis) that `?limit=` and `?cursor=`
-are read as absent. The rules themselves live next to the parsers (board/http/schemas.py,
-board/http/cursors.py); this module only places them in the document.
+decorator, through `documented`, and django-ninja writes them into the document: each
+answer's body from the class the route declares for its status (board.http.json_schemas),
+which ninja also validates a success against. The views take each parameter as the
+string it was sent (ninja reads it, and leaves it out of the document), so that the
+board's parsers, not pydantic, decide and word each refusal (SPEC 5's 400 and 422); the
+parameters stated here carry the parsers' rules, with `allowEmptyValue`, which tells a
+client (or schemathesis) that `?limit=` and `?cursor=` are read as absent. The rules
+themselves live next to the parsers (board/entries/fields.py, board/entries/cursors.py);
+this module only places them in the document.
 
 One thing ninja cannot state is added to the document it writes (`DocumentedAPI`): the
 posted entry's `Question` and `Reply`, which the request body names. The post reads its
@@ -16,18 +18,21 @@ own body (one JSON parse, SPEC's errors), so ninja meets no model to take them f
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import NinjaAPI
+from pydantic import BaseModel, WithJsonSchema
 
 from board.http.json_schemas import (
     CURSOR_FIELD_SCHEMA,
     ENTRY_ID_FIELD_SCHEMA,
+    ERROR_DESCRIPTIONS,
     LIMIT_FIELD_SCHEMA,
     QUESTION_REQUEST_SCHEMA,
     REPLY_REQUEST_SCHEMA,
     REQUEST_ID_FIELD_SCHEMA,
-    openapi_responses,
+    ErrorAnswer,
+    inlined,
 )
 
 COMPONENTS = "#/components/schemas/"
@@ -113,23 +118,34 @@ REPLY_PAGE_LINKS = {
 }
 
 
+def stated(model: type[BaseModel]) -> Any:
+    """`model` as a route declares it: validated by the class, stated in the document
+    with its references resolved in place (as the MCP tools' outputSchema states it)."""
+    return Annotated[model, WithJsonSchema(inlined(model))]
+
+
 def documented(
     operation_id: str,
-    successes: dict[int, tuple[str, dict]],
+    successes: dict[int, tuple[str, type[BaseModel]]],
     *errors: int,
     parameters: Sequence[dict] = (),
     links: dict[int, dict[str, dict]] | None = None,
     **extra: object,
 ) -> dict:
-    """A route decorator's documentation: its operationId, its parameters, its answers
-    (`successes`, then SPEC 5's error shape for each of `errors`) with the links from
-    each, and `extra` (a requestBody). The token is optional: ninja states its scheme,
-    `{}` is the anonymous caller."""
-    responses = openapi_responses(successes, *errors)
+    """A route decorator's answers and documentation: its operationId, its answers
+    (`successes`' classes, then SPEC 5's error shape for each of `errors`, as ninja's
+    `response`), each described and with the links from it, its parameters, and `extra`
+    (a requestBody). The token is optional: ninja states its scheme, `{}` is the
+    anonymous caller."""
+    responses = {status: {"description": said} for status, (said, _) in successes.items()}
+    responses.update({status: {"description": ERROR_DESCRIPTIONS[status]} for status in errors})
     for status, status_links in (links or {}).items():
         responses[status]["links"] = status_links
+    answers: dict = {status: stated(model) for status, (_, model) in successes.items()}
+    answers[errors] = stated(ErrorAnswer)
     return {
         "operation_id": operation_id,
+        "response": answers,
         "openapi_extra": {
             "parameters": list(parameters), "responses": responses, "security": [{}], **extra
         },
@@ -176,6 +192,11 @@ def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
 
 class DocumentedAPI(NinjaAPI):
     """A NinjaAPI whose OpenAPI document also states what the board's parsers accept."""
+
+    def get_content_type(self) -> str:
+        # What every answer says, its refusals' included (board.http.api.answer_response):
+        # JSON is UTF-8 by definition (RFC 8259), so no charset.
+        return self.renderer.media_type
 
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         document = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)

@@ -15,8 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from board import selectors
+from board.entries.cursors import bookmark_cursor, decode_cursor, encode_cursor
 from board.exceptions import BoardError
-from board.http.cursors import bookmark_cursor, decode_cursor, encode_cursor
 from board.posting.callers import address_source, client_address
 from board.serving import replicas
 

@@ -18,7 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 
-from board.exceptions import Answer, error_answer
+from board.entries.fields import EntryFields, RefusedShape, entry_fields_read
+from board.entries.problems import field_problem, model_read
+from board.exceptions import Answer, BadRequest, InvalidRequest, error_answer
 from board.http.answers import (
     Sender,
     answers,
@@ -29,6 +31,7 @@ from board.http.answers import (
     thread_answer,
     thread_list_answer,
 )
+from board.http.bodies import check_json_depth
 from board.http.json_schemas import (
     ENTRY_SCHEMA,
     ERROR_SCHEMA,
@@ -38,8 +41,6 @@ from board.http.json_schemas import (
     THREAD_PAGE_SCHEMA,
     THREAD_SCHEMA,
 )
-from board.http.schemas import EntryFields
-from board.http.validation import field_problem, model_read
 from board.mcp.words import request_id_guide, summary
 from board.posting.callers import Caller
 from receipts.exceptions import OutcomeUnavailable
@@ -270,15 +271,18 @@ def _run_new_request_id(calling: Calling, arguments: dict) -> Answer:
 
 
 def _run_post_entry(calling: Calling, arguments: dict) -> Answer:
-    # The arguments are the HTTP body, already decoded: entry_post checks them exactly
-    # as it checks a posted body, and records "mcp" as the route of a first attempt.
-    # The post judges the token as HTTP does; a 401 may be the transport's to answer
-    # (board/mcp/endpoint.py `_serve`).
+    # The arguments are the HTTP body, already decoded: read exactly as a posted body is
+    # (its depth, then its fields), and "mcp" recorded as the route of a first attempt.
+    # The post judges the token as HTTP does, before the shape; a 401 may be the
+    # transport's to answer (board/mcp/endpoint.py `_serve`).
+    try:
+        fields = entry_fields_read(check_json_depth(arguments))
+    except (BadRequest, InvalidRequest) as error:
+        fields = RefusedShape(error=error, request_id=arguments.get("request_id"))
     return entry_post_answer(
         token=calling.sender.token,
         address=calling.sender.address,
-        body=arguments,
-        header_key=None,
+        fields=fields,
         route="mcp",
         base=calling.sender.base,
     )

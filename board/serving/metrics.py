@@ -19,7 +19,7 @@ Two kinds of series, counted in two ways:
   hosts, not `sum`. A source that fails is left out of that scrape, logged by class.
 
 Posts are counted in one place, the shared answer of both routes
-(`board.http.api.entry_post_answer`, decorated with `counted_post`), so HTTP and MCP cannot
+(`board.http.answers.entry_post_answer`, decorated with `counted_post`), so HTTP and MCP cannot
 drift apart. Access: client addresses in SETTLE_METRICS_ALLOW (after trusted proxies, as
 SPEC 4 reads them) or `Authorization: Bearer <SETTLE_METRICS_TOKEN>`; to anyone else
 `/metrics` does not exist (the ordinary 404).
@@ -28,7 +28,6 @@ SPEC 4 reads them) or `Authorization: Bearer <SETTLE_METRICS_TOKEN>`; to anyone 
 import functools
 import hmac
 import ipaddress
-import json
 import logging
 import os
 import threading
@@ -153,23 +152,19 @@ def counted_post(function: Callable[..., Answer]) -> Callable[..., Answer]:
         answer = function(*args, **kwargs)
         request_id = None
         if answer.status >= 400:  # a success carries its own request_id
-            request_id = _asked_request_id(kwargs.get("body"), kwargs.get("header_key"))
+            request_id = _asked_request_id(kwargs.get("fields"))
         post_answered(route=kwargs.get("route", "api"), answer=answer, request_id=request_id)
         return answer
 
     return wrapper
 
 
-def _asked_request_id(body: object, header_key: object) -> str | None:
-    """The request_id a refused post asked for, for its log line: only a valid UUID."""
-    if header_key:
-        return logs.safe_request_id(header_key)
-    if isinstance(body, bytes) and len(body) <= settings.SETTLE_MAX_BODY_BYTES:
-        try:
-            body = json.loads(body)
-        except (ValueError, RecursionError):
-            return None
-    return logs.safe_request_id(body.get("request_id")) if isinstance(body, dict) else None
+def _asked_request_id(fields: object) -> str | None:
+    """The request_id a refused post asked for, for its log line: only a valid UUID.
+    `fields` is the post as its door read it (board.entries.fields): checked fields hold
+    a UUID, a refused shape what was sent."""
+    asked = getattr(fields, "request_id", None)
+    return logs.safe_request_id(asked if asked is None or isinstance(asked, str) else str(asked))
 
 
 # --- Sources read at scrape time -----------------------------------------------------------

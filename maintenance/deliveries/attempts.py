@@ -18,7 +18,7 @@ from django.db.models import DateTimeField, ExpressionWrapper
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from board.http.schemas import public_entry_object, timestamp
+from board.entries.objects import public_entry_object, timestamp
 from board.models import Entry
 from maintenance.deliveries import rules, webhooks
 from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint

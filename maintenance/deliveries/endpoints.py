@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from board.http.schemas import timestamp
+from board.entries.objects import timestamp
 from maintenance.deliveries import webhooks
 from maintenance.deliveries.attempts import allowance_covers, host_of, live_secrets
 from maintenance.deliveries.models import NAME_LIMIT, REASON_LIMIT, URL_LIMIT, Endpoint

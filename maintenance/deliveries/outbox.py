@@ -1,6 +1,6 @@
 """The outbox: one `accepted` delivery per enabled endpoint, written in the new entry's
 own transaction; and the cancel rule applied in the transaction that deletes entries.
-Both are receivers of board's signals (`board/signals.py`), connected in
+Both are receivers of board's signals (`board/entries/signals.py`), connected in
 `maintenance/apps.py`, so board never imports maintenance.
 """
 
@@ -25,7 +25,7 @@ S = Delivery.State
 
 
 def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
-    """`board.signals.entry_companions`: one accepted delivery per enabled endpoint,
+    """`board.entries.signals.entry_companions`: one accepted delivery per enabled endpoint,
     written with the new entry (in the entry's own statement on PostgreSQL: the issue's
     budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
     rung for on commit; the doorbell publishes it with others' within milliseconds.
@@ -115,12 +115,12 @@ def _outbox_write(entry_id: int, now: datetime) -> list[uuid.UUID]:
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
-    """`board.signals.entry_deleted`: the cancel rule, in the deletion's transaction."""
+    """`board.entries.signals.entry_deleted`: the cancel rule, in the deletion's transaction."""
     deliveries_cancel_for_entry(entry_id=entry.pk, now=now, note="entry deleted")
 
 
 def on_entries_deleted(sender, *, entry_ids: list[int], now: datetime, **kwargs) -> None:
-    """`board.signals.entries_deleted`: the cancel rule for a batch, in its transaction."""
+    """`board.entries.signals.entries_deleted`: the cancel rule for a batch, in its transaction."""
     deliveries_cancel_for_entries(entry_ids=entry_ids, now=now, note="entry deleted")
 
 

@@ -21,6 +21,7 @@ import pytest
 from django.db import connection, connections
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from moderation import erasure
 from tests.conftest import issue_agent, question
@@ -46,7 +47,8 @@ class Poster(threading.Thread):
             while not self.stop.is_set():
                 try:
                     board.entry_post(
-                        token=self.token, address="127.0.0.9", body=question(), route="api"
+                        token=self.token, address="127.0.0.9",
+                        fields=entry_fields_read(question()), route="api",
                     )
                     self.accepted += 1
                 except Exception:

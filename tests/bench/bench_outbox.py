@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from board import services
 from board.celery import app
+from board.entries.fields import entry_fields_read
 from maintenance.deliveries import endpoints
 from maintenance.deliveries.models import Delivery
 from tests.conftest import question
@@ -28,13 +29,17 @@ def per_post(count: int) -> float:
     payloads = [question() for _ in range(count)]
     started = time.perf_counter()
     for payload in payloads:
-        services.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+        services.entry_post(
+            token=None, address="127.0.0.1", fields=entry_fields_read(payload), route="api"
+        )
     return (time.perf_counter() - started) / count
 
 
 def statements_per_post() -> int:
     with CaptureQueriesContext(connection) as queries:
-        services.entry_post(token=None, address="127.0.0.1", body=question(), route="api")
+        services.entry_post(
+            token=None, address="127.0.0.1", fields=entry_fields_read(question()), route="api"
+        )
     return len(queries)
 
 

@@ -21,6 +21,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from maintenance.purges import purge_expired_threads
 from receipts.models import Receipt, Tombstone
@@ -90,7 +91,8 @@ class Poster(threading.Thread):
             while not self.stop.is_set():
                 try:
                     board.entry_post(
-                        token=None, address="127.0.0.9", body=question(), route="api"
+                        token=None, address="127.0.0.9",
+                        fields=entry_fields_read(question()), route="api",
                     )
                     self.accepted += 1
                 except Exception:

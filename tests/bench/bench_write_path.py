@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from board import services
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from tests.conftest import question
 
@@ -29,7 +30,7 @@ def per_call(calls) -> float:
 
 def post(payload: dict):
     return lambda: services.entry_post(
-        token=None, address="127.0.0.1", body=payload, route="api"
+        token=None, address="127.0.0.1", fields=entry_fields_read(payload), route="api"
     )
 
 

@@ -17,9 +17,9 @@ from django.core.management import CommandError, call_command
 from hypothesis import given
 from hypothesis import strategies as st
 
-from board.http.cursors import CURSOR_MAX_LENGTH, encode_cursor
-from board.http.schemas import ENTRY_ID_MAX
-from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
+from board.entries.cursors import CURSOR_MAX_LENGTH, encode_cursor
+from board.entries.fields import ENTRY_ID_MAX
+from board.entries.stream_safe import MAX_NON_STARTERS, is_stream_safe
 from board.models import RetentionPolicy
 from board.serving.environment import parse_duration
 from maintenance.deliveries.models import URL_LIMIT, Endpoint

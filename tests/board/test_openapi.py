@@ -13,10 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openapi_spec_validator import OpenAPIV31SpecValidator
 
+from board.entries.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
+from board.entries.fields import (
+    NOT_BLANK_TEXT_PATTERN,
+    REQUEST_ID_PATTERN,
+    WHITE_SPACE_CLASS,
+    parse_request_id,
+)
 from board.exceptions import BadRequest
-from board.http.cursors import CURSOR_PATTERN, decode_cursor, encode_cursor
-from board.http.json_schemas import NOT_BLANK_TEXT_PATTERN, REQUEST_ID_PATTERN, WHITE_SPACE_CLASS
-from board.http.schemas import parse_request_id
 from board.models import Entry
 from tests.conftest import counts, question, reply
 

@@ -10,6 +10,7 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.deliveries.models import Delivery, Endpoint
 from tests.conftest import question
@@ -71,7 +72,8 @@ def endpoint_for(receiver: Receiver, *, name: str = "hooks", supports: str = "no
 
 def post_entry(**overrides):
     return board.entry_post(
-        token=None, address="127.0.0.1", body=question(**overrides), route="api"
+        token=None, address="127.0.0.1", fields=entry_fields_read(question(**overrides)),
+        route="api",
     ).entry
 
 

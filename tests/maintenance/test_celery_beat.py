@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from maintenance.models import MaintenanceRun
 from receipts.models import Tombstone
@@ -24,8 +25,8 @@ def test_beat_runs_the_purge_and_records_it(tmp_path):
     # given: a thread whose receipt expired a day ago, by the wall clock
     _, token = board.token_issue(name="beat-test")
     long_ago = timezone.now() - timedelta(days=31)
-    board.entry_post(token=token, address="127.0.0.1", body=question(), route="api",
-                     now=long_ago)
+    board.entry_post(token=token, address="127.0.0.1", fields=entry_fields_read(question()),
+                     route="api", now=long_ago)
     assert Entry.objects.count() == 1
 
     # when: a worker with beat runs against this database, every job every second

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from board.http.schemas import timestamp
+from board.entries.objects import timestamp
 from maintenance.deliveries import sweep
 from maintenance.deliveries.models import Delivery, Endpoint
 from moderation.models import AuditEvent

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from board import services as board
 from board.celery import app
+from board.entries.fields import entry_fields_read
 from board.posting.callers import ANONYMOUS_SCOPE
 from maintenance.deliveries import endpoints, outbox, sweep
 from maintenance.deliveries.models import Delivery
@@ -69,7 +70,9 @@ def test_a_post_refused_by_a_tombstone_writes_no_delivery():
     )
 
     with pytest.raises(RequestExpired):
-        board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+        board.entry_post(
+            token=None, address="127.0.0.1", fields=entry_fields_read(payload), route="api"
+        )
 
     assert counts()["entries"] == 0
     assert Delivery.objects.count() == 0
@@ -80,8 +83,9 @@ def test_a_replay_writes_no_delivery():
     _endpoint("first")
     payload = question()
 
-    created = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
-    replayed = board.entry_post(token=None, address="127.0.0.1", body=payload, route="api")
+    fields = entry_fields_read(payload)
+    created = board.entry_post(token=None, address="127.0.0.1", fields=fields, route="api")
+    replayed = board.entry_post(token=None, address="127.0.0.1", fields=fields, route="api")
 
     assert replayed.replayed and replayed.entry.pk == created.entry.pk
     assert Delivery.objects.count() == 1
@@ -169,7 +173,7 @@ def test_a_broker_outage_never_fails_a_post_and_the_sweep_sends_it_later(
     try:
         with caplog.at_level(logging.WARNING, logger="maintenance.outbox"):
             posted = board.entry_post(
-                token=None, address="127.0.0.1", body=question(), route="api"
+                token=None, address="127.0.0.1", fields=entry_fields_read(question()), route="api"
             )
             outbox.doorbell.flush()  # what its thread does within milliseconds
     finally:

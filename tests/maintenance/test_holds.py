@@ -11,6 +11,7 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from board.retention.holds import HoldRefused
 from maintenance import forecast
@@ -175,7 +176,8 @@ def test_a_hold_committed_while_a_purge_runs_is_honoured_by_every_later_batch(ag
     past = timezone.now() - LATER
     ids = [
         board.entry_post(
-            token=agent.token, address="127.0.0.1", body=question(), route="api", now=past
+            token=agent.token, address="127.0.0.1", fields=entry_fields_read(question()),
+            route="api", now=past,
         ).entry.pk
         for _ in range(300)
     ]

@@ -10,6 +10,7 @@ from django.db import connections
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.exceptions import BoardError, error_status
 from board.models import Entry
 from maintenance.purges import purge_expired_threads
@@ -24,7 +25,7 @@ RETENTION = timedelta(days=30)
 
 def post(token, payload, now):
     return board.entry_post(
-        token=token, address="127.0.0.1", body=payload, route="api", now=now
+        token=token, address="127.0.0.1", fields=entry_fields_read(payload), route="api", now=now
     )
 
 

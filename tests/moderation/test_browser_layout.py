@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from maintenance.activity import activity_roll_up
 from maintenance.deliveries.models import Delivery
 from maintenance.forecast import forecast_record
@@ -55,19 +56,25 @@ def board_that_has_run_a_while(receiver) -> dict:  # noqa: F811
     payloads = [question(title="A question with a title long enough to wrap " * 3)
                 for _ in range(3)]
     entry_ids = [
-        board.entry_post(token=None, address="127.0.0.1", route="api", body=payload).entry.pk
+        board.entry_post(
+            token=None, address="127.0.0.1", route="api", fields=entry_fields_read(payload)
+        ).entry.pk
         for payload in payloads
     ]
     filled(receiver, entry_ids)  # a token, hide, pause, a lost delivery, one run
 
     _, token = moderation.token_issue(actor="operator", name="my-agent", hourly_limit=20)
-    asked = board.entry_post(token=token, address="127.0.0.1", route="api",
-                             body=question(title="Why did my retry answer 409?"))
+    asked = board.entry_post(
+        token=token, address="127.0.0.1", route="api",
+        fields=entry_fields_read(question(title="Why did my retry answer 409?")),
+    )
     for _ in range(2):
         board.entry_post(token=token, address="127.0.0.1", route="api",
-                         body=reply(asked.entry.pk))
+                         fields=entry_fields_read(reply(asked.entry.pk)))
     _, spam = moderation.token_issue(actor="operator", name="spam-agent")
-    board.entry_post(token=spam, address="127.0.0.1", route="api", body=question())
+    board.entry_post(
+        token=spam, address="127.0.0.1", route="api", fields=entry_fields_read(question())
+    )
     erasure.principal_erase(actor="operator", name="spam-agent", reason="a spam flood")
 
     moderation.retention_set(actor="operator", policy="entry", seconds=14 * 86400,
@@ -80,7 +87,9 @@ def board_that_has_run_a_while(receiver) -> dict:  # noqa: F811
 
     blackhole = endpoint_for(receiver, name="blackhole")
     receiver.script.append(Behaviour(close=True))
-    marked = board.entry_post(token=None, address="127.0.0.1", route="api", body=question())
+    marked = board.entry_post(
+        token=None, address="127.0.0.1", route="api", fields=entry_fields_read(question())
+    )
     delivery = drive(Delivery.objects.get(entry_id=marked.entry.pk, endpoint=blackhole))
     moderation.delivery_mark(actor="operator", delivery_id=delivery.pk, state="failed",
                              reason="the receiver says it never came")

@@ -7,6 +7,7 @@ from django.forms.models import model_to_dict
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from receipts.models import Receipt
 from tests.conftest import Agent, issue_agent
@@ -31,11 +32,13 @@ def test_a_seeded_entry_and_receipt_are_what_a_post_writes(db):
     asked, answered = (seeded.payloads[i] for i in (*seeded.question_ids, *seeded.reply_ids))
     posted_question = board.entry_post(
         token=agent.token, address="127.0.0.1", route="api", now=now,
-        body={**asked, "request_id": "0b0e0000-0000-4000-8000-000000000001"},
+        fields=entry_fields_read({**asked, "request_id": "0b0e0000-0000-4000-8000-000000000001"}),
     ).entry
     posted_reply = board.entry_post(
         token=agent.token, address="127.0.0.1", route="api", now=now,
-        body={**answered, "request_id": "0b0e0000-0000-4000-8000-000000000002"},
+        fields=entry_fields_read(
+            {**answered, "request_id": "0b0e0000-0000-4000-8000-000000000002"}
+        ),
     ).entry
 
     # then: column for column the same, but for the ids and the moments' microseconds

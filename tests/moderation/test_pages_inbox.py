@@ -15,6 +15,7 @@ from datetime import UTC, timedelta
 import pytest
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from maintenance.deliveries import sweep
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation import actions as moderation
@@ -43,7 +44,7 @@ UNKNOWN = Delivery.State.OUTCOME_UNKNOWN
 def posted(**overrides) -> tuple[str, int]:
     payload = question(**overrides)
     entry = board.entry_post(
-        token=None, address="127.0.0.1", body=payload, route="api"
+        token=None, address="127.0.0.1", fields=entry_fields_read(payload), route="api"
     ).entry
     return payload["request_id"], entry.pk
 

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from board import services as board
+from board.entries.fields import entry_fields_read
 from board.models import Entry
 from maintenance import purges as maintenance
 from maintenance.models import MaintenanceRun
@@ -24,7 +25,8 @@ RUN = "/console/retention/run"
 def post_expired_thread() -> None:
     long_ago = timezone.now() - timedelta(days=31)
     board.entry_post(
-        token=None, address="127.0.0.1", body=question(), route="api", now=long_ago
+        token=None, address="127.0.0.1", fields=entry_fields_read(question()), route="api",
+        now=long_ago,
     )
 
 

@@ -4,7 +4,7 @@ not a `409 conflict`. Pinned here as earlier code wrote them."""
 
 import pytest
 
-from board.http.schemas import parse_entry_request
+from board.entries.fields import entry_fields_read
 from receipts.fingerprint import field_digests, packed_digests
 from receipts.models import Receipt
 from tests.conftest import question
@@ -41,7 +41,7 @@ REPLY_DIGESTS = {
 
 
 def digests_of(payload: dict) -> dict[str, str]:
-    return field_digests(parse_entry_request(payload).model_dump(exclude={"request_id"}))
+    return field_digests(entry_fields_read(payload).model_dump(exclude={"request_id"}))
 
 
 @pytest.mark.parametrize("payload, digests", [(QUESTION, QUESTION_DIGESTS),
@@ -76,7 +76,7 @@ REPLY_PACKED = bytes.fromhex(
 @pytest.mark.parametrize("payload, packed", [(QUESTION, QUESTION_PACKED),
                                              (REPLY, REPLY_PACKED)], ids=["question", "reply"])
 def test_a_requests_packed_digests_are_what_this_release_stores(payload, packed):
-    assert packed_digests(parse_entry_request(payload).model_dump(exclude={"request_id"})) == packed
+    assert packed_digests(entry_fields_read(payload).model_dump(exclude={"request_id"})) == packed
 
 
 @pytest.mark.django_db

@@ -6,7 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from board.http.schemas import timestamp
+from board.entries.objects import timestamp
 from maintenance.deliveries import selectors, sweep
 from maintenance.deliveries.models import Delivery
 from maintenance.exceptions import DeliveryRefused

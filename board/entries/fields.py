@@ -1,36 +1,34 @@
-"""Translating an entry between its wire form and the board's own.
+"""A posted entry's fields and their rules (SPEC 5.1), whichever door it came through.
 
-The posted entry is the pydantic class `EntryFields`: its fields' rules (SPEC 5.1) are
-the one place a posted entry is checked, for HTTP and MCP alike (`parse_entry_request`),
-and the JSON Schema of its fields, which the MCP tool's `inputSchema` (`EntryFields`) and
-the OpenAPI document (`Question`, `Reply` in board.http.json_schemas, from the same
-annotated fields) are generated from. Each rule is a plain validator, so the problem it
-names is SPEC's wording (board.http.validation), checked in the order SPEC 11.6 asks
-(Stream-Safe before NFC). `entry_object` is the one place an entry is written back.
+The posted entry is the pydantic class `EntryFields`: its fields' rules are the one place
+a posted entry is checked, for HTTP and MCP alike (`entry_fields_read`, called by each
+door on what it decoded), and the JSON Schema of its fields, which the MCP tool's
+`inputSchema` (`EntryFields`) and the OpenAPI document (`Question`, `Reply` in
+board.http.json_schemas, from the same annotated fields) are generated from. Each rule is
+a plain validator, so the problem it names is SPEC's wording (board.entries.problems),
+checked in the order SPEC 11.6 asks (Stream-Safe before NFC).
+
+A door whose shape check refused a post hands `entry_post` a `RefusedShape` instead of
+the fields: the token is judged before the shape (SPEC 5.1 step 1), and only
+`entry_post` judges the token.
 
 The classes are pydantic's BaseModel, which django-ninja takes as a Schema: ninja's own
 `Schema` validates a model that forbids extra keys twice (its wrap validator runs the
 handler on the input, then again through its DjangoGetter).
 """
 
-import json
 import re
 import unicodedata
 import uuid
-from datetime import datetime
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NamedTuple
 
-from django.conf import settings
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationInfo, WithJsonSchema
 
-from board.exceptions import BadRequest
-from board.http.cursors import bookmark_cursor
-from board.http.stream_safe import MAX_NON_STARTERS, is_stream_safe
-from board.http.validation import field_problem, model_read
+from board.entries.problems import field_problem, model_read
+from board.entries.stream_safe import MAX_NON_STARTERS, is_stream_safe
+from board.exceptions import BadRequest, InvalidRequest
 from board.models import Entry
-from receipts.models import Receipt
-
-Decoded = TypeVar("Decoded")
 
 HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 SUBMISSION_MODES = frozenset(choice.value for choice in Entry.SubmissionMode)
@@ -235,136 +233,24 @@ class EntryFields(BaseModel):
     ] = None
 
 
-def parse_json_object(raw: bytes | None) -> dict:
-    """Decode a request body, refusing what SPEC 5 calls a bad request.
-
-    None stands for a body so large the server would not read it.
-    """
-    if raw is None or len(raw) > settings.SETTLE_MAX_BODY_BYTES:
-        raise BadRequest(f"the body is over {settings.SETTLE_MAX_BODY_BYTES // 1024} KiB")
-    try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except RecursionError:
-        raise BadRequest(
-            f"the body is nested deeper than {settings.SETTLE_MAX_JSON_DEPTH} levels"
-        ) from None
-    except (UnicodeDecodeError, ValueError):
-        raise BadRequest("the body is not valid JSON") from None
-    # Depth first: Python 3.13's decoder parses what 3.11's refused with RecursionError,
-    # and the answer must not depend on the interpreter. A body cannot nest deeper than
-    # it has brackets, so most need no walk.
-    if raw.count(b"[") + raw.count(b"{") > settings.SETTLE_MAX_JSON_DEPTH:
-        check_json_depth(data)
-    if not isinstance(data, dict):
-        raise BadRequest("the body must be a JSON object")
-    return data
-
-
-def check_json_depth(data: Decoded) -> Decoded:
-    """The nesting limit, for a body decoded here or arguments decoded by the MCP layer.
-    Walked a level at a time (objects and arrays count; a scalar body has depth 0), and
-    stopped at the first level past the limit."""
-    limit = settings.SETTLE_MAX_JSON_DEPTH
-    depth, level = 0, [data]
-    while level:
-        below: list = []
-        nested = False
-        for item in level:
-            if isinstance(item, dict):
-                below.extend(item.values())
-                nested = True
-            elif isinstance(item, list):
-                below.extend(item)
-                nested = True
-        if not nested:
-            break
-        depth += 1
-        if depth > limit:
-            raise BadRequest(f"the body is nested deeper than {limit} levels")
-        level = below
-    return data
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_entry_request(data: dict, *, header_key: str | None = None) -> EntryFields:
-    """Step 1's check of a request's shape: the request, or InvalidRequest naming every
+def entry_fields_read(data: dict) -> EntryFields:
+    """Step 1's check of a request's shape: the fields, or InvalidRequest naming every
     problem, in a fixed order (unknown fields, then each field as `EntryFields` declares
     it). Its fields but `request_id` are its content, what decides whether a retry is
-    "the same request": `request.model_dump(exclude={"request_id"})`."""
-    if header_key is not None:
-        data = _with_header_key(data, header_key)
+    "the same request": `fields.model_dump(exclude={"request_id"})`. The doors call it
+    on what they decoded (an HTTP body, MCP arguments)."""
     order = list(EntryFields.model_fields)
     if data.get("type") == Entry.Type.REPLY:
         order[-2:] = ["parent_id", "title"]  # a reply's parent before its title
     return model_read(EntryFields, data, order, nested=("actor",))
 
 
-def _with_header_key(data: dict, header_key: str) -> dict:
-    """The body with the `Idempotency-Key` header's request_id, which must agree with the
-    body's own when both are given."""
-    if "request_id" not in data:
-        return {**data, "request_id": header_key}
-    try:
-        same = parse_request_id(data["request_id"]) == parse_request_id(header_key)
-    except ValueError:
-        same = data["request_id"] == header_key
-    if not same:
-        raise BadRequest("the Idempotency-Key header and the body's request_id differ")
-    return data
+@dataclass(frozen=True)
+class RefusedShape:
+    """A post whose shape step 1 refused (its body or arguments: `400`, `422`), as its
+    door read it. `entry_post` judges the token first and counts the attempt, then raises
+    `error`. `request_id` is what the post asked for, as sent and unchecked, for its log
+    line only (board/serving/metrics.py keeps it only when it reads as a UUID)."""
 
-
-# --- Writing entries back out -------------------------------------------------------
-
-
-def entry_object(
-    entry: Entry, receipt: Receipt | None = None, *, replayed: bool = False, base_url: str
-) -> dict:
-    """An entry as the API writes it; with its receipt, as its poster sees it (a post's
-    answer, an operation's result)."""
-    bookmark = None
-    if entry.type == Entry.Type.QUESTION:
-        url = f"{base_url}/threads/{entry.pk}"
-    else:
-        url = f"{base_url}/threads/{entry.parent_id}#reply-{entry.pk}"
-        bookmark = (
-            f"{base_url}/api/v1/threads/{entry.parent_id}/replies"
-            f"?cursor={bookmark_cursor(entry.pk)}"
-        )
-    written = {
-        "id": entry.pk,
-        "type": entry.type,
-        "parent_id": entry.parent_id,
-        "title": entry.title,
-        "body": entry.body,
-        "actor": {
-            "name": entry.actor_name,
-            "model": entry.actor_model,
-            "trigger": entry.actor_trigger,
-        },
-        "submission_mode": entry.submission_mode,
-        "created_at": timestamp(entry.created_at),
-        "visible": entry.visible,
-        "url": url,
-        "bookmark_url": bookmark,
-    }
-    if receipt is not None:
-        written["request_id"] = str(receipt.request_id)
-        written["replayed"] = replayed
-        written["route"] = receipt.first_route
-        written["receipt_expires_at"] = timestamp(receipt.receipt_expires_at)
-    return written
-
-
-def public_entry_object(entry: Entry, base_url: str) -> dict:
-    """An entry as anyone may read it (lists, threads, webhooks): no receipt fields."""
-    return entry_object(entry, base_url=base_url)
-
-
-def timestamp(moment: datetime | None) -> str | None:
-    """A time as the API writes it: ISO 8601 in UTC with a `Z`."""
-    if moment is None:
-        return None
-    return moment.isoformat().replace("+00:00", "Z")
+    error: BadRequest | InvalidRequest
+    request_id: object = None
