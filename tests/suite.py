@@ -92,6 +92,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        """After each transactional test, PostgreSQL's tables are emptied by DELETE in
+        one transaction (the foreign keys deferred to its commit), as by TRUNCATE but
+        without TRUNCATE's new files for every table and index: on a busy server that
+        emptying took 0.5 to 1 s of each such test's teardown, DELETE a few ms. Sequences
+        are reset by TRUNCATE as before, whenever a test asks."""
+        if reset_sequences or allow_cascade or not tables:
+            return truncate(self, style, tables, reset_sequences=reset_sequences,
+                            allow_cascade=allow_cascade)
+        return ["SET CONSTRAINTS ALL DEFERRED"] + [
+            f"DELETE FROM {self.quote_name(table)}" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
+
+
 _postgres_skips = 0
 
 
