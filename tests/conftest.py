@@ -214,3 +214,10 @@ def retention_cache_fresh():
     retention.cache_clear()
     yield
     retention.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def quick_passwords(settings):
+    """Passwords hashed in a thousandth of a real hasher's time (tests/moderation/hashers.py);
+    the console's tests use MD5's (tests/moderation/conftest.py)."""
+    settings.PASSWORD_HASHERS = ["tests.moderation.hashers.QuickHasher"]

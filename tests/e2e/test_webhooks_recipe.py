@@ -41,8 +41,9 @@ def second_shell(port: int) -> dict[str, str]:
     return env
 
 
-def make_manage(command: str, port: int) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", command], cwd=ROOT, env=second_shell(port),
+def make_manage(command: str, port: int, **settings: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", command], cwd=ROOT,
+                          env={**second_shell(port), **settings},
                           capture_output=True, text=True, timeout=120)
 
 
@@ -106,7 +107,10 @@ def test_the_inbox_recipe_leaves_a_delivery_whose_outcome_is_unknown(client, tmp
         posted = client.post("/api/v1/entries", question(), content_type="application/json")
         assert posted.status_code == 201
 
-        sent, listed = (make_manage(line, port) for line in send_and_read.strip().splitlines())
+        # The send waits SETTLE_DELIVERY_TIMEOUT for the answer that never comes: 2 s
+        # here rather than the default 10 s, an outcome no less unknown.
+        sent, listed = (make_manage(line, port, SETTLE_DELIVERY_TIMEOUT="2s")
+                        for line in send_and_read.strip().splitlines())
 
         assert sent.returncode == 0, sent.stderr
         assert listed.returncode == 0, listed.stderr
