@@ -167,7 +167,7 @@ def entry_post(
             "identity": receipts.Identity(
                 scope=caller.scope, operation=POST_ENTRY, request_id=fields.request_id
             ),
-            "content": fields.model_dump(exclude={"request_id"}),
+            "content": fields.content(),
             "route": route,
             "now": now,
         }

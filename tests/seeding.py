@@ -93,7 +93,7 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
             scope=caller.scope,
             operation=POST_ENTRY,
             request_id=request.request_id,
-            packed_digests=packed_digests(request.model_dump(exclude={"request_id"})),
+            packed_digests=packed_digests(request.content()),
             state=Receipt.State.SUCCEEDED,
             result_id=entry.pk,
             first_route=route,

@@ -21,7 +21,7 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationInfo, WithJsonSchema
 
@@ -232,12 +232,26 @@ class EntryFields(BaseModel):
         }),
     ] = None
 
+    # Fields added after receipts were first kept: each is digested only when it differs
+    # from its default, so a retry of a post saved before the field existed is still the
+    # same request (docs/write-path.md, "Adding a field to an entry").
+    added_later: ClassVar[frozenset[str]] = frozenset()
+
+    def content(self) -> dict:
+        """What decides whether a retry is "the same request": every field but
+        `request_id`, and a field added later only when it is not at its default."""
+        at_default = {
+            name for name in self.added_later
+            if getattr(self, name) == type(self).model_fields[name].default
+        }
+        return self.model_dump(exclude={"request_id", *at_default})
+
 
 def entry_fields_read(data: dict) -> EntryFields:
     """Step 1's check of a request's shape: the fields, or InvalidRequest naming every
     problem, in a fixed order (unknown fields, then each field as `EntryFields` declares
     it). Its fields but `request_id` are its content, what decides whether a retry is
-    "the same request": `fields.model_dump(exclude={"request_id"})`. The doors call it
+    "the same request": `fields.content()`. The doors call it
     on what they decoded (an HTTP body, MCP arguments)."""
     order = list(EntryFields.model_fields)
     if data.get("type") == Entry.Type.REPLY:

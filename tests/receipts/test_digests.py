@@ -4,7 +4,7 @@ not a `409 conflict`. Pinned here as earlier code wrote them."""
 
 import pytest
 
-from board.entries.fields import entry_fields_read
+from board.entries.fields import EntryFields, entry_fields_read
 from receipts.fingerprint import field_digests, packed_digests
 from receipts.models import Receipt
 from tests.conftest import question
@@ -41,7 +41,7 @@ REPLY_DIGESTS = {
 
 
 def digests_of(payload: dict) -> dict[str, str]:
-    return field_digests(entry_fields_read(payload).model_dump(exclude={"request_id"}))
+    return field_digests(entry_fields_read(payload).content())
 
 
 @pytest.mark.parametrize("payload, digests", [(QUESTION, QUESTION_DIGESTS),
@@ -76,7 +76,7 @@ REPLY_PACKED = bytes.fromhex(
 @pytest.mark.parametrize("payload, packed", [(QUESTION, QUESTION_PACKED),
                                              (REPLY, REPLY_PACKED)], ids=["question", "reply"])
 def test_a_requests_packed_digests_are_what_this_release_stores(payload, packed):
-    assert packed_digests(entry_fields_read(payload).model_dump(exclude={"request_id"})) == packed
+    assert packed_digests(entry_fields_read(payload).content()) == packed
 
 
 @pytest.mark.django_db
@@ -106,3 +106,22 @@ def test_a_changed_field_is_named_from_packed_digests(agent):
 
     assert changed.status_code == 409
     assert changed.json()["error"]["conflicting_fields"] == ["body", "title"]
+
+
+class WithTags(EntryFields):
+    """The entry's fields as they would be with an optional field added later."""
+
+    tags: list[str] | None = None
+    added_later = frozenset({"tags"})
+
+
+def test_a_field_added_later_leaves_earlier_requests_digests_as_they_were():
+    fields = WithTags(**QUESTION)
+
+    assert field_digests(fields.content()) == QUESTION_DIGESTS
+
+
+def test_a_field_added_later_is_digested_once_it_is_set():
+    fields = WithTags(**QUESTION, tags=["retries"])
+
+    assert set(field_digests(fields.content())) == {*QUESTION_DIGESTS, "tags"}
