@@ -1,28 +1,29 @@
-"""The admission function `board_post_admit` from board/sql/board_post_admit.sql, its one copy from now on (migration
-0005 wrote it inline).
+"""The admission function `board_post_admit` from board/sql/board_post_admit.sql, its one
+copy from now on (migration 0005 wrote it inline): version 1 of the file.
 
-A later change to that file comes with a new migration like this one, and this one then
-applies nothing: it runs only the text it was written for (WRITTEN_FOR), so what an old
-migration runs never changes. SQLite: nothing to do (its admission runs in Python)."""
+The file is applied by version (receipts/function_file.py): a later version comes with a
+new migration like this one, and this one then applies nothing, so what an old migration
+runs never changes. SQLite: nothing to do (its admission runs in Python)."""
 
-from hashlib import sha256
 from importlib import import_module
-from pathlib import Path
 
 from django.db import migrations
 
-SQL = Path(__file__).resolve().parents[1] / "sql/board_post_admit.sql"
-# The file's SHA-256 when this migration was written (tests/test_migrations.py holds the
-# newest migration that applies a file to the file as it is).
-WRITTEN_FOR = "1812fccffc7de84d304ee098ebf71804492ddf54ea0fb7a09792383bf320749e"
+from receipts.function_file import FunctionFile
+
+FUNCTION_FILE = FunctionFile(
+    "board/sql/board_post_admit.sql", version=1,
+    code="f32dc43ff29735d6c6e81c1cfd3c2b0e29ccc9a06006810a3394f3b2e7e51233",
+)
 # What this migration replaces, to put back when it is reversed.
 EARLIER = import_module("board.migrations.0005_post_admit_function").POST_ADMIT
 
 
 def apply(apps, schema_editor):
-    text = SQL.read_bytes()
-    if schema_editor.connection.vendor == "postgresql" and sha256(text).hexdigest() == WRITTEN_FOR:
-        schema_editor.execute(text.decode())
+    if schema_editor.connection.vendor == "postgresql":
+        text = FUNCTION_FILE.text_to_apply()
+        if text is not None:
+            schema_editor.execute(text)
 
 
 def restore(apps, schema_editor):

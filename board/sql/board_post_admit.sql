@@ -4,9 +4,11 @@
 -- too. SQLite runs the same rules in Python (board/posting/engines/sqlite.py);
 -- tests/board/test_rules.py compares the two on generated input.
 --
--- Applied by a migration: a change to this file comes with a new migration of the board
--- that applies it again (board/migrations/0006_post_admit_from_file.py shows how), and
--- DROPs the function first where its columns change.
+-- Applied by version (receipts/function_file.py): a comment is edited freely; a change to
+-- the code raises the version below and comes with a new migration of the board that
+-- applies it (board/migrations/0006_post_admit_from_file.py shows how), which DROPs the
+-- function first where its columns change.
+-- version: 1
 
 CREATE OR REPLACE FUNCTION board_post_admit(
     principal_prefix text, presented_hash text, address_source text, anonymous_scope text,

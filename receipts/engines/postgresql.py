@@ -105,11 +105,12 @@ def claim_sql(model) -> str:
 
 
 def replay(identity, asked, route, now, model, judge):
-    # One statement, in its own (auto)commit: the function `receipts_replay` (migration
-    # receipts 0004) locks and counts the receipt, judges the attempt and logs it, and
-    # this statement joins the effect. The join reads the snapshot this statement started
-    # with, which holds the effect whenever the receipt's commit came before it began
-    # (the caller saw it, or its claim waited for it and rolled back before this).
+    # One statement, in its own (auto)commit: the function `receipts_replay`
+    # (receipts/sql/receipts_replay.sql) locks and counts the receipt, judges the attempt
+    # and logs it, and this statement joins the effect. The join reads the snapshot this
+    # statement started with, which holds the effect whenever the receipt's commit came
+    # before it began (the caller saw it, or its claim waited for it and rolled back
+    # before this).
     # A replay saves nothing the agent depends on (the entry it answers with was
     # committed durably before it began), only bookkeeping: see `commit_quietly`.
     join, columns = "", ""

@@ -1,28 +1,29 @@
-"""The replay function `receipts_replay` from receipts/sql/receipts_replay.sql, its one copy from now on (migration
-0004 wrote it inline).
+"""The replay function `receipts_replay` from receipts/sql/receipts_replay.sql, its one
+copy from now on (migration 0004 wrote it inline): version 1 of the file.
 
-A later change to that file comes with a new migration like this one, and this one then
-applies nothing: it runs only the text it was written for (WRITTEN_FOR), so what an old
+The file is applied by version (receipts/function_file.py): a later version comes with a
+new migration (0008 applies version 2), and this one then applies nothing, so what an old
 migration runs never changes. SQLite: nothing to do (its replay runs in Python)."""
 
-from hashlib import sha256
 from importlib import import_module
-from pathlib import Path
 
 from django.db import migrations
 
-SQL = Path(__file__).resolve().parents[1] / "sql/receipts_replay.sql"
-# The file's SHA-256 when this migration was written (tests/test_migrations.py holds the
-# newest migration that applies a file to the file as it is).
-WRITTEN_FOR = "a31d75252198e8c436a5c5e27e4017eb8d91709c526ef6fbef71b58d35585f44"
+from receipts.function_file import FunctionFile
+
+FUNCTION_FILE = FunctionFile(
+    "receipts/sql/receipts_replay.sql", version=1,
+    code="0f0c593c6412c5fcb798d3010ae19e9da8a74616c622d5ee68db482a68ee0646",
+)
 # What this migration replaces, to put back when it is reversed.
 EARLIER = import_module("receipts.migrations.0004_replay_function").REPLAY
 
 
 def apply(apps, schema_editor):
-    text = SQL.read_bytes()
-    if schema_editor.connection.vendor == "postgresql" and sha256(text).hexdigest() == WRITTEN_FOR:
-        schema_editor.execute(text.decode())
+    if schema_editor.connection.vendor == "postgresql":
+        text = FUNCTION_FILE.text_to_apply()
+        if text is not None:
+            schema_editor.execute(text)
 
 
 def restore(apps, schema_editor):

@@ -4,20 +4,20 @@ new receipt, and in the WAL of every new post. `digests` stays, nullable, for th
 receipts made before: their retries are compared with it until they expire, so a retry
 of a post made before this migration still replays (no rows are rewritten, no table
 lock held for a rewrite). The replay function `receipts_replay` compares whichever form
-the receipt keeps, from receipts/sql/receipts_replay.sql as WRITTEN_FOR.
+the receipt keeps: version 2 of receipts/sql/receipts_replay.sql, applied by version
+(receipts/function_file.py).
 
 Reversing it needs every receipt to keep the JSON form: receipts made since keep only
 the packed one, so it fails while any is left (purge them first)."""
 
-from hashlib import sha256
-from pathlib import Path
-
 from django.db import migrations, models
 
-SQL = Path(__file__).resolve().parents[1] / "sql/receipts_replay.sql"
-# The file's SHA-256 when this migration was written (tests/test_migrations.py holds the
-# newest migration that applies a file to the file as it is).
-WRITTEN_FOR = "bf22760a999431a9e405219d7fdd0d2dcfcd7888252be6ed274c87f1712509d3"
+from receipts.function_file import FunctionFile
+
+FUNCTION_FILE = FunctionFile(
+    "receipts/sql/receipts_replay.sql", version=2,
+    code="331162802ebbaa5dbfc427b22bd5509f6ad4ed794699f5eef0574e46bc070ff8",
+)
 # The function as migration 0005 left it, to put back when this one is reversed.
 EARLIER_SIGNATURE = (
     "receipts_replay(text, text, uuid, timestamptz, jsonb, text, uuid, text, integer, boolean)"
@@ -38,7 +38,7 @@ CREATE OR REPLACE FUNCTION receipts_replay(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound_ms), set before the
+    -- The claim's wait bound (receipts/engines/postgresql.py, wait_bound_ms), set before the
     -- row is locked; and no flush wait for bookkeeping (commit_quietly), outside a
     -- caller's transaction only: that commit is the caller's.
     PERFORM set_config('lock_timeout', wait_ms::text, true);
@@ -71,11 +71,13 @@ $$;
 
 
 def apply(apps, schema_editor):
-    text = SQL.read_bytes()
-    if schema_editor.connection.vendor == "postgresql" and sha256(text).hexdigest() == WRITTEN_FOR:
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    text = FUNCTION_FILE.text_to_apply()
+    if text is not None:
         # Its parameters and columns change: a new signature, so the old one goes first.
         schema_editor.execute(f"DROP FUNCTION IF EXISTS {EARLIER_SIGNATURE}")
-        schema_editor.execute(text.decode())
+        schema_editor.execute(text)
 
 
 def restore(apps, schema_editor):

@@ -4,9 +4,11 @@
 -- rules in Python (receipts/engines/sqlite.py, receipts.services._verdict);
 -- tests/receipts/test_rules.py compares them.
 --
--- Applied by a migration: a change to this file comes with a new migration of receipts
--- that applies it again (receipts/migrations/0005_replay_from_file.py shows how), and
--- DROPs the function first where its columns change.
+-- Applied by version (receipts/function_file.py): a comment is edited freely; a change to
+-- the code raises the version below and comes with a new migration of receipts that
+-- applies it (receipts/migrations/0008_packed_digests.py shows how), which DROPs the
+-- function first where its columns change.
+-- version: 2
 
 CREATE OR REPLACE FUNCTION receipts_replay(
     replay_scope text, replay_operation text, replay_request_id uuid,
@@ -19,7 +21,7 @@ CREATE OR REPLACE FUNCTION receipts_replay(
 ) LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 #variable_conflict use_column
 BEGIN
-    -- The claim's wait bound (receipts/sql/postgresql.py, wait_bound_ms), set before the
+    -- The claim's wait bound (receipts/engines/postgresql.py, wait_bound_ms), set before the
     -- row is locked; and no flush wait for bookkeeping (commit_quietly), outside a
     -- caller's transaction only: that commit is the caller's.
     PERFORM set_config('lock_timeout', wait_ms::text, true);
