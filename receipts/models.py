@@ -119,6 +119,13 @@ def tombstone_expiry_day(moment: datetime) -> date:
     return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
 
 
+def tombstone_today(now: datetime) -> date:
+    """The day a tombstone is compared with at `now` (UTC): it is in force while its
+    expiry day is later than this one (`expires_at > today`), and the purge takes it from
+    this day on (`expires_at <= today`)."""
+    return now.astimezone(UTC).date()
+
+
 # tombstone_expiry_day in SQL (PostgreSQL), of a timestamptz expression `{moment}`: the
 # purge computes the day in the statement that makes the tombstones
 # (maintenance/tombstones/postgresql.py). One microsecond short of a day added, then the

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from receipts.fingerprint import Identity
 from receipts.models import Attempt, Receipt, Tombstone
+from receipts.services import tombstones_in_force
 
 
 @dataclass
@@ -39,7 +40,7 @@ def request_trace(
     for receipt in receipts:
         key = Identity(receipt.scope, operation, request_id).key
         traces[key].receipt = receipt
-    for tombstone in Tombstone.objects.filter(key__in=traces.keys(), expires_at__gt=now):
+    for tombstone in tombstones_in_force(now=now).filter(key__in=traces.keys()):
         traces[tombstone.key].tombstone = tombstone
     for attempt in Attempt.objects.filter(identity__in=traces.keys()).order_by("created_at", "id"):
         traces[attempt.identity].attempts.append(attempt)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 
 from receipts import engines, statements
 from receipts.exceptions import (
@@ -64,7 +64,7 @@ from receipts.fingerprint import (
     field_digests,
     packed_digests,
 )
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Attempt, Receipt, Tombstone, tombstone_today
 
 log = logging.getLogger(__name__)
 
@@ -299,13 +299,20 @@ def _verdict(
 # --- Tombstones and the attempt log -----------------------------------------------------------
 
 
+def tombstones_in_force(*, now: datetime) -> QuerySet[Tombstone]:
+    """The tombstones that still answer a retry at `now`: the one rule in Python, used by
+    every read through the ORM; the engines' writes send it as
+    statements.TOMBSTONE_IN_FORCE_SQL, with the same day (models.tombstone_today)."""
+    return Tombstone.objects.filter(expires_at__gt=tombstone_today(now))
+
+
+def tombstone_lookup(*, identity: Identity, now: datetime) -> Tombstone | None:
+    return tombstones_in_force(now=now).filter(key=identity.key).first()
+
+
 def _tombstone_verdict(identity: Identity, now: datetime) -> ReceiptError | None:
-    reason = (
-        Tombstone.objects.filter(key=identity.key, expires_at__gt=now)
-        .values_list("reason", flat=True)
-        .first()
-    )
-    return None if reason is None else statements.tombstone_error(reason)
+    tombstone = tombstone_lookup(identity=identity, now=now)
+    return None if tombstone is None else statements.tombstone_error(tombstone.reason)
 
 
 _OUTCOMES = {
@@ -372,10 +379,6 @@ def receipt_lookup(*, identity: Identity) -> Receipt | None:
     return Receipt.objects.filter(
         scope=identity.scope, operation=identity.operation, request_id=identity.request_id
     ).first()
-
-
-def tombstone_lookup(*, identity: Identity, now: datetime) -> Tombstone | None:
-    return Tombstone.objects.filter(key=identity.key, expires_at__gt=now).first()
 
 
 def receipt_mark_deleted(*, operation: str, result_ids: list[int], now: datetime) -> int:

@@ -16,6 +16,14 @@ from receipts.models import Attempt, Receipt, Tombstone
 RECEIPTS = Receipt._meta.db_table
 ATTEMPTS = Attempt._meta.db_table
 
+# An identity's tombstone in force: its reason, given the identity's key and
+# models.tombstone_today(now). Sent by both engines' writes after the claim (SQLite's on
+# its own, PostgreSQL's as a CTE of the write's statement); the ORM's form of the same
+# rule is receipts.services.tombstones_in_force.
+TOMBSTONE_IN_FORCE_SQL = (
+    f"SELECT reason FROM {Tombstone._meta.db_table} WHERE key = %s AND expires_at > %s"
+)
+
 # What a claim writes, in the order of its parameters (engines/postgresql.py `_claim_params`).
 CLAIM_FIELDS = tuple(
     Receipt._meta.get_field(name)

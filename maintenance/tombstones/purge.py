@@ -21,7 +21,7 @@ from django.db import connection
 
 from maintenance import tombstones as engines
 from receipts.fingerprint import Identity
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Attempt, Receipt, Tombstone, tombstone_today
 from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
 from receipts.statements import read_moment
 
@@ -296,7 +296,9 @@ def receipts_entomb(
 
 def tombstones_purge(*, now: datetime, limit: int) -> int:
     """Remove up to `limit` tombstones past their expiry; after that an old id is unknown."""
-    due = Tombstone.objects.filter(expires_at__lte=now).order_by("expires_at")[:limit]
+    # The complement of receipts.services.tombstones_in_force, on the same day.
+    due = Tombstone.objects.filter(expires_at__lte=tombstone_today(now))
+    due = due.order_by("expires_at")[:limit]
     keys = list(due.select_for_update(skip_locked=True).values_list("key", flat=True))
     return delete_ids(Tombstone, keys)
 

@@ -15,17 +15,17 @@ and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilati
 import functools
 import json
 from contextlib import nullcontext
-from datetime import UTC
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault, sqlstate
-from receipts.models import Receipt, Tombstone
+from receipts.models import Receipt, tombstone_today
 from receipts.statements import (
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
+    TOMBSTONE_IN_FORCE_SQL,
     effect_from_row,
     effect_params,
     receipt_from_row,
@@ -182,7 +182,7 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
     names = tuple(effect.values)
     companions = effect.companions
     params = [
-        identity.key, now.astimezone(UTC).date(), unrefused,
+        identity.key, tombstone_today(now), unrefused,
         *(guard.params if guard else ()),
         *effect_params(model, effect.values),
     ]
@@ -273,8 +273,7 @@ def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], gua
             SELECT id, result_id FROM {RECEIPTS}
             WHERE id = NULLIF(current_setting('{CLAIMED}', true), '')::bigint
         ), tomb AS (
-            SELECT reason FROM {Tombstone._meta.db_table}
-            WHERE key = %s AND expires_at > %s
+            {TOMBSTONE_IN_FORCE_SQL}
         ), allowed AS (
             SELECT id, result_id FROM claimed
             WHERE NOT EXISTS (SELECT 1 FROM tomb) AND %s AND ({guard})

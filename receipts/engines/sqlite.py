@@ -15,17 +15,16 @@ insert, under the 0.25 floor an embedded default needs; with these statements (a
 admission's receipt look a statement too) 3.4 and 2.4 ms, 0.27 and 0.40.
 """
 
-from datetime import UTC
-
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault
-from receipts.models import Tombstone
+from receipts.models import tombstone_today
 from receipts.statements import (
     ATTEMPTS,
     CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
+    TOMBSTONE_IN_FORCE_SQL,
     effect_from_row,
     effect_params,
     outcome_detail,
@@ -38,9 +37,6 @@ _CLAIM_SQL = (
     f"INSERT INTO {RECEIPTS} ({', '.join(f.column for f in CLAIM_FIELDS)}) "
     f"VALUES ({', '.join(['%s'] * len(CLAIM_FIELDS))}) "
     f"ON CONFLICT (request_id, scope, operation) DO NOTHING RETURNING id"
-)
-_TOMBSTONE_SQL = (
-    f"SELECT reason FROM {Tombstone._meta.db_table} WHERE key = %s AND expires_at > %s"
 )
 
 
@@ -65,7 +61,7 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
             if claimed is None:
                 return None
             receipt.id = claimed[0]
-            cursor.execute(_TOMBSTONE_SQL, [key, str(now.astimezone(UTC).date())])
+            cursor.execute(TOMBSTONE_IN_FORCE_SQL, [key, str(tombstone_today(now))])
             tomb = cursor.fetchone()
             if guard is not None and tomb is None and unrefused:
                 unrefused = guard.holds()

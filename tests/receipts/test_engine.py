@@ -3,13 +3,15 @@
 It knows nothing of posting rules, only of identities, digests and an effect's row."""
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from datetime import timezone as timezone_of
 
 import pytest
 from django.utils import timezone
 
 from board.exceptions import ParentUnavailable
 from board.models import Entry
+from maintenance.tombstones.purge import tombstones_purge
 from receipts import services
 from receipts.exceptions import RequestConflict, RequestDeleted, RequestExpired
 from receipts.fingerprint import Identity, differing_fields
@@ -117,6 +119,30 @@ def test_it_forgets_a_tombstone_past_its_own_expiry():
     Tombstone.objects.create(key=who.key, reason=Tombstone.Reason.EXPIRED, expires_at=now)
 
     assert execute(who, {"a": 1}, now=now).replayed is False
+
+
+@pytest.mark.parametrize(
+    "zone", [UTC, timezone_of(timedelta(hours=14)), timezone_of(-timedelta(hours=12))]
+)
+@pytest.mark.parametrize(("micros", "in_force"), [(-1, True), (0, False)])
+def test_the_write_the_lookup_and_the_purge_agree_on_a_tombstones_last_moment(
+    zone, micros, in_force
+):
+    # A tombstone expiring on a day is in force until that day's midnight UTC, whatever
+    # offset `now` is written in: the write's statement, the ORM's lookup and the purge.
+    who, day = identity(), date(2031, 3, 10)
+    now = (datetime.combine(day, time(), UTC) + timedelta(microseconds=micros)).astimezone(zone)
+    Tombstone.objects.create(key=who.key, reason=Tombstone.Reason.DELETED, expires_at=day)
+
+    looked_up = services.tombstone_lookup(identity=who, now=now) is not None
+    try:
+        execute(who, {"a": 1}, now=now)
+        refused = False
+    except RequestDeleted:
+        refused = True
+    purged = tombstones_purge(now=now, limit=10)
+
+    assert (looked_up, refused, purged) == (in_force, in_force, 0 if in_force else 1)
 
 
 def test_it_answers_expired_from_the_receipts_expiry_on():
