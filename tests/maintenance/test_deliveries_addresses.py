@@ -129,7 +129,8 @@ def test_one_private_address_among_public_ones_refuses_the_attempt(listener):
 def test_it_connects_to_the_address_it_vetted_not_a_second_answer(listener):
     # A rebinding DNS server: public on the first question, loopback afterwards. The
     # sender asks once and connects to that answer, so the loopback service is never
-    # reached (the public address is unreachable here: a connect error, not a request).
+    # reached. What the public address does is the network's: a connect error, or an
+    # answer where the machine's outbound traffic goes through a proxy that answers for it.
     asked = []
     public = ["93.184.216.34"]
 
@@ -141,8 +142,7 @@ def test_it_connects_to_the_address_it_vetted_not_a_second_answer(listener):
     answer = _request(f"http://rebind.example:{listener.port}/hook", resolve=rebinding)
 
     assert asked == ["93.184.216.34"]  # resolved once per attempt
-    assert answer.error in {"connect_error", "connect_timeout"}
-    assert answer.request_left is False
+    assert answer.error != "address_refused"  # vetted, and tried
     assert listener.accepted == 0
 
 
