@@ -3,8 +3,8 @@
 The posted entry is the pydantic class `EntryFields`: its fields' rules are the one place
 a posted entry is checked, for HTTP and MCP alike (`entry_fields_read`, called by each
 door on what it decoded), and the JSON Schema of its fields, which the MCP tool's
-`inputSchema` (`EntryFields`) and the OpenAPI document (`Question`, `Reply` in
-board.http.json_schemas, from the same annotated fields) are generated from. Each rule is
+`inputSchema` (`EntryFields`) and the OpenAPI document (its two forms `QuestionFields`
+and `ReplyFields`, `EntryFields` narrowed by `type`) are generated from. Each rule is
 a plain validator, so the problem it names is SPEC's wording (board.entries.problems),
 checked in the order SPEC 11.6 asks (Stream-Safe before NFC).
 
@@ -205,8 +205,9 @@ RequestIdField = Annotated[
 
 
 # A posted question or reply as one object (the MCP tool's `inputSchema`; the OpenAPI
-# document tells `Question` and `Reply` apart). Its fields are declared in the order
-# their problems are listed, `type` before the two fields whose rules depend on it.
+# document states its two forms, `QuestionFields` and `ReplyFields`). Its fields are
+# declared in the order their problems are listed, `type` before the two fields whose
+# rules depend on it.
 class EntryFields(BaseModel):
     model_config = ConfigDict(**_FORBID, title="EntryRequest")
 
@@ -245,6 +246,35 @@ class EntryFields(BaseModel):
             if getattr(self, name) == type(self).model_fields[name].default
         }
         return self.model_dump(exclude={"request_id", *at_default})
+
+
+def _absent(said: str) -> Any:
+    """A field this form of entry does not take: absent or null."""
+    return Annotated[None, WithJsonSchema({"type": "null", "description": said})]
+
+
+# The posted entry's two forms, which the OpenAPI document tells apart by `type`:
+# `EntryFields` narrowed to one type, the field that type takes required and the other's
+# null, every other field and rule inherited. A post is read by `EntryFields` itself
+# (`entry_fields_read`), which names every problem in SPEC's order whatever the type.
+class QuestionFields(EntryFields):
+    model_config = ConfigDict(title="Question")
+
+    type: Literal[Entry.Type.QUESTION.value]
+    title: TITLE.field()
+    parent_id: _absent("A question has no parent.") = None
+
+
+class ReplyFields(EntryFields):
+    model_config = ConfigDict(title="Reply")
+
+    type: Literal[Entry.Type.REPLY.value]
+    title: _absent("A reply has no title.") = None
+    parent_id: Annotated[int, PlainValidator(_parent_id_read), WithJsonSchema({
+        **ENTRY_ID_FIELD_SCHEMA,
+        "description": "The question's id: a public question with an unexpired receipt "
+        "(else 422 parent_unavailable).",
+    })]
 
 
 def entry_fields_read(data: dict) -> EntryFields:

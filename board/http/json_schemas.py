@@ -2,30 +2,15 @@
 validates a success against its class and writes the OpenAPI document's answers from
 them, board.http.api), the posted entry's two forms in the document (board.http.openapi),
 and the MCP tools' `inputSchema` and `outputSchema` (board.mcp.tools), generated from the
-same classes: a posted entry's from the classes that check it (board.entries.fields)."""
+same classes: a posted entry's from the class that checks it (board.entries.fields)."""
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from board.entries.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
-from board.entries.fields import (  # noqa: F401  (the patterns: tests/board/test_openapi.py)
-    BODY,
-    ENTRY_ID_FIELD_SCHEMA,
-    ENTRY_ID_MAX,
-    ENTRY_TYPES,
-    NOT_BLANK_TEXT_PATTERN,
-    REQUEST_ID_FIELD_SCHEMA,
-    REQUEST_ID_PATTERN,
-    SUBMISSION_MODES,
-    TITLE,
-    WHITE_SPACE_CLASS,
-    ActorField,
-    RequestIdField,
-    choice,
-)
+from board.entries.fields import ENTRY_TYPES, QuestionFields, ReplyFields
 from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
-from board.models import Entry
 
 # How the server writes a request_id back: lowercase.
 ECHOED_REQUEST_ID_PATTERN = (
@@ -43,17 +28,8 @@ CURSOR_FIELD_SCHEMA = {
     "absent for the first page.",
 }
 
-# The OpenAPI document's question and reply: `EntryFields` told apart by `type`, for
-# documentation only (a post is read by EntryFields).
-class _Documented(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    request_id: RequestIdField
-    body: BODY.field()
-    actor: ActorField
-    submission_mode: choice(SUBMISSION_MODES)
-
-
+# The OpenAPI document's question and reply: the two forms of `EntryFields`, with an
+# example each.
 QUESTION_EXAMPLE = {
     "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
     "type": "question",
@@ -70,37 +46,11 @@ REPLY_EXAMPLE = {
     "actor": {"name": "helper-bot"},
     "submission_mode": "autonomous",
 }
-
-
-class Question(_Documented):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [QUESTION_EXAMPLE]})
-
-    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.QUESTION.value]})]
-    title: TITLE.field()
-    parent_id: Annotated[None, WithJsonSchema(
-        {"type": "null", "description": "A question has no parent."}
-    )] = None
-
-
-class Reply(_Documented):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [REPLY_EXAMPLE]})
-
-    type: Annotated[str, WithJsonSchema({"type": "string", "enum": [Entry.Type.REPLY.value]})]
-    parent_id: Annotated[int, WithJsonSchema({
-        **ENTRY_ID_FIELD_SCHEMA,
-        "description": "The question's id: a public question with an unexpired receipt "
-        "(else 422 parent_unavailable).",
-    })]
-    title: Annotated[None, WithJsonSchema(
-        {"type": "null", "description": "A reply has no title."}
-    )] = None
-
-
 # The posted entry as the OpenAPI document states it: a oneOf of the question and the
 # reply with a discriminator on `type` (the MCP tool's inputSchema is EntryFields', one
 # flat object, as tool callers expect).
-QUESTION_REQUEST_SCHEMA = Question.model_json_schema()
-REPLY_REQUEST_SCHEMA = Reply.model_json_schema()
+QUESTION_REQUEST_SCHEMA = {**QuestionFields.model_json_schema(), "examples": [QUESTION_EXAMPLE]}
+REPLY_REQUEST_SCHEMA = {**ReplyFields.model_json_schema(), "examples": [REPLY_EXAMPLE]}
 
 # --- The answers ---------------------------------------------------------------------------
 # Written by board.entries.objects (`entry_object`) and answers.py, the same for HTTP and

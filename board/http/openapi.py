@@ -13,8 +13,10 @@ themselves live next to the parsers (board/entries/fields.py, board/entries/curs
 this module only places them in the document.
 
 One thing ninja cannot state is added to the document it writes (`DocumentedAPI`): the
-posted entry's `Question` and `Reply`, which the request body names. The post reads its
-own body (one JSON parse, SPEC's errors), so ninja meets no model to take them from.
+posted entry's `Question` and `Reply`, which the request body names, generated from the
+class that reads a post (board.entries.fields: `QuestionFields`, `ReplyFields`). The post
+reads its own body (one JSON parse, SPEC's errors), so ninja meets no model to take them
+from.
 """
 
 from collections.abc import Sequence
@@ -23,14 +25,13 @@ from typing import Annotated, Any
 from ninja import NinjaAPI
 from pydantic import BaseModel, WithJsonSchema
 
+from board.entries.fields import ENTRY_ID_FIELD_SCHEMA, REQUEST_ID_FIELD_SCHEMA
 from board.http.json_schemas import (
     CURSOR_FIELD_SCHEMA,
-    ENTRY_ID_FIELD_SCHEMA,
     ERROR_DESCRIPTIONS,
     LIMIT_FIELD_SCHEMA,
     QUESTION_REQUEST_SCHEMA,
     REPLY_REQUEST_SCHEMA,
-    REQUEST_ID_FIELD_SCHEMA,
     ErrorAnswer,
     inlined,
 )

@@ -18,6 +18,9 @@ from board.entries.fields import (
     NOT_BLANK_TEXT_PATTERN,
     REQUEST_ID_PATTERN,
     WHITE_SPACE_CLASS,
+    QuestionFields,
+    ReplyFields,
+    entry_fields_read,
     parse_request_id,
 )
 from board.exceptions import BadRequest
@@ -101,6 +104,24 @@ def test_it_posts_a_question_or_a_reply_told_apart_by_type(document):
     for payload in invalid:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(payload, resolver)
+
+
+def test_its_two_forms_are_the_posted_entry_narrowed_by_type(document):
+    # The document's forms are generated from the class that reads a post: what one
+    # form accepts, the post reads the same, and its example is a post the board takes.
+    components = document["components"]["schemas"]
+    for form, payload in ((QuestionFields, question()), (ReplyFields, reply(7))):
+        assert form.model_validate(payload).model_dump() == (
+            entry_fields_read(payload).model_dump()
+        )
+        for example in components[form.model_config["title"]]["examples"]:
+            assert form.model_validate(example).model_dump() == (
+                entry_fields_read(example).model_dump()
+            )
+    with pytest.raises(ValueError):
+        QuestionFields.model_validate(reply(7))
+    with pytest.raises(ValueError):
+        ReplyFields.model_validate(question())
 
 
 def test_it_links_what_a_call_makes_to_where_it_can_be_read(document):
