@@ -247,7 +247,7 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     try:
         found = engines.for_connection().replay(
             identity, asked, asked.route, now, model,
-            lambda receipt: _verdict(receipt, content, now),
+            lambda receipt: _outcome(receipt, content, now),
         )
     except DatabaseError as error:
         # Only the attempt count may have changed; the entry was saved long before.
@@ -258,12 +258,12 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
         raise answer from None
     if found is None:
         return None
-    receipt, result = found
+    receipt, result, outcome = found
     if result is None and receipt.result_id is not None:
         # Not in the replay's own snapshot (never expected: the receipt was committed
         # with its effect before that statement began); read it again to be sure.
         result = model._default_manager.filter(pk=receipt.result_id).first()
-    verdict = _verdict(receipt, content, now)
+    verdict = _answer(outcome, receipt, content)
     if verdict is None and result is None:
         # An effect goes without its receipt only in a purge, past expiry.
         verdict = RequestExpired(expired_at=receipt.receipt_expires_at)
@@ -272,28 +272,43 @@ def _replay(asked: _Asked, model: type[Model]) -> Saved | None:
     return Saved(receipt=receipt, result=result, replayed=True)
 
 
-def _verdict(
-    receipt: Receipt, content: Mapping[str, object], now: datetime
-) -> ReceiptError | None:
+def _outcome(receipt: Receipt, content: Mapping[str, object], now: datetime) -> str:
+    """The replay's verdict, as the attempt log writes it: `replayed`, `deleted`,
+    `expired` or `conflict`. SQLite's replay runs this; PostgreSQL's judges in SQL (the
+    function receipts_replay, receipts/sql/receipts_replay.sql) and returns the same
+    word; tests/receipts/test_rules.py compares the two. Either way it is judged once,
+    and `_answer` turns the word into the answer."""
     # Deleted and expired win over a content comparison: once the receipt is a tombstone
     # the content cannot be compared any more, and the answer must not change at purge time.
-    # Written again in SQL (the function receipts_replay, receipts/sql/receipts_replay.sql),
-    # which logs the same verdict in the replay's statement; tests/receipts/test_rules.py
-    # compares the two.
     if receipt.state == Receipt.State.DELETED:
-        return RequestDeleted()
+        return "deleted"
     if now >= receipt.receipt_expires_at:
-        return RequestExpired(expired_at=receipt.receipt_expires_at)
+        return "expired"
     # The digests in the form the receipt keeps them: packed, or as JSON on a receipt
     # made before the packed form (its retries still replay, never 409).
     if receipt.packed_digests is None:
+        same = not differing_fields(receipt.digests or {}, field_digests(content))
+    else:
+        same = bytes(receipt.packed_digests) == packed_digests(content)
+    return "replayed" if same else "conflict"
+
+
+def _answer(
+    outcome: str, receipt: Receipt, content: Mapping[str, object]
+) -> ReceiptError | None:
+    """The error a replay's verdict answers with (None: it replays); a conflict names
+    the fields whose digests differ."""
+    if outcome == "replayed":
+        return None
+    if outcome == "deleted":
+        return RequestDeleted()
+    if outcome == "expired":
+        return RequestExpired(expired_at=receipt.receipt_expires_at)
+    if receipt.packed_digests is None:
         changed = differing_fields(receipt.digests or {}, field_digests(content))
-        if changed:
-            return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
-    elif bytes(receipt.packed_digests) != packed_digests(content):
+    else:
         changed = differing_packed(bytes(receipt.packed_digests), content)
-        return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
-    return None
+    return RequestConflict(conflicting_fields=changed, existing_id=receipt.result_id)
 
 
 # --- Tombstones and the attempt log -----------------------------------------------------------

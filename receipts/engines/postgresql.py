@@ -122,7 +122,7 @@ def replay(identity, asked, route, now, model, judge):
             f"ON made.{model._meta.pk.column} = hit.result_id"
         )
     sql = (
-        f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}{columns} "
+        f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}, hit.outcome{columns} "
         f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s, %s) "
         f"AS hit{join}"
     )
@@ -137,11 +137,12 @@ def replay(identity, asked, route, now, model, judge):
     if row is None:
         return None
     receipt = receipt_from_row(identity, row[: len(RECEIPT_COLUMNS)])
+    outcome = row[len(RECEIPT_COLUMNS)]
     result = None
-    effect_row = row[len(RECEIPT_COLUMNS):]
+    effect_row = row[len(RECEIPT_COLUMNS) + 1:]
     if model is not None and effect_row[0] is not None:
         result = effect_from_row(model, effect_row)
-    return receipt, result
+    return receipt, result, outcome
 
 def result_id_at_claim(model) -> str:
     """The effect's id, drawn from its table's sequence by the claim itself, so the

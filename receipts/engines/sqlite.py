@@ -102,7 +102,8 @@ def _effect_create(cursor, receipt, effect):
 def replay(identity, asked, route, now, model, judge):
     """The receipt counted and its attempt logged, in one immediate transaction that
     takes the write lock first, so nobody changes the receipt or the effect between
-    this read and the answer; None when the receipt is gone (purged)."""
+    this read and the answer; with `judge`'s verdict, the word the attempt log keeps; None
+    when the receipt is gone (purged)."""
     at = connection.ops.adapt_datetimefield_value(now)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
@@ -115,8 +116,7 @@ def replay(identity, asked, route, now, model, judge):
         if row is None:
             return None
         receipt = receipt_from_row(identity, row)
-        verdict = judge(receipt)
-        outcome = "replayed" if verdict is None else verdict.code
+        outcome = judge(receipt)
         cursor.execute(
             f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, "
             f"created_at) VALUES (%s, %s, %s, %s, %s, %s)",
@@ -125,7 +125,7 @@ def replay(identity, asked, route, now, model, judge):
         result = None
         if model is not None and receipt.result_id is not None:
             result = _load(cursor, model, receipt.result_id)
-        return receipt, result
+        return receipt, result, outcome
 
 
 def _load(cursor, model, pk):

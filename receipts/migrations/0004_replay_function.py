@@ -7,7 +7,7 @@ the life of the server connection, whatever the client does, so behind PgBouncer
 prepared statements a replay is no longer parsed and planned on every call. Measured
 (2,000 calls, psycopg, the server's CPU): the replay's statement as text 0.41 ms, as a
 prepared statement 0.095 ms. tests/receipts/test_rules.py holds its verdict and the
-attempt's detail to the Python rules (receipts.services._verdict, attempt_detail).
+attempt's detail to the Python rules (receipts.services._outcome, attempt_detail).
 
 `ROWS 1`: it returns one row or none. Without it the planner takes a function to return
 1,000 rows and joined the effect's table by a sequential scan: a replay cost the server

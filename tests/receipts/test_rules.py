@@ -1,5 +1,5 @@
 """The engine's rules written twice, in Python and in SQL, compared on generated input:
-the replay's verdict (receipts.services._verdict, and on PostgreSQL the function
+the replay's verdict (receipts.services._outcome, and on PostgreSQL the function
 `receipts_replay`, receipts/sql/receipts_replay.sql) and the attempt log's `detail`
 (receipts.statements.outcome_detail, which receipts.services.attempt_detail applies, and
 the detail that function logs)."""
@@ -65,7 +65,7 @@ def test_the_replay_verdict_is_the_same_in_python_and_sql(
         packed_digests=packed_digests(saved) if packed else None,
         result_id=1, first_route="api", first_seen_at=now, last_seen_at=now,
     )
-    verdict = services._verdict(receipt, incoming, now)
+    outcome = services._outcome(receipt, incoming, now)
     identity = uuid.uuid4()
 
     with connection.cursor() as cursor:
@@ -78,9 +78,9 @@ def test_the_replay_verdict_is_the_same_in_python_and_sql(
         )
         in_sql = cursor.fetchone()[0]
 
-    assert in_sql == ("replayed" if verdict is None else verdict.code)
+    assert in_sql == outcome
     logged = Attempt.objects.get(identity=identity)
-    assert (logged.outcome, logged.detail) == (in_sql, services.attempt_detail(verdict))
+    assert (logged.outcome, logged.detail) == (in_sql, outcome_detail(outcome))
 
 
 @quick
