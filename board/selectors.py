@@ -4,7 +4,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import Count, F, Lookup, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
@@ -14,6 +13,7 @@ from board.exceptions import NotFound
 from board.models import Entry
 from board.posting.callers import Caller
 from board.services import POST_ENTRY
+from receipts import engine
 from receipts import services as receipts
 from receipts.models import Receipt, Tombstone
 
@@ -141,16 +141,23 @@ def _fts_phrase(text: str) -> str:
 def text_matching(entries: QuerySet, text: str) -> QuerySet:
     """`entries` whose title or body holds `text` (at least SEARCH_MIN characters),
     ignoring case, through the engine's index."""
-    if connection.vendor == "postgresql":
-        pattern = Value(_like_pattern(text), output_field=TextField())
-        return entries.filter(
-            Q(_ContainsIgnoringCase(F("title"), pattern))
-            | Q(_ContainsIgnoringCase(F("body"), pattern))
-        )
-    if connection.vendor == "sqlite":
-        found = RawSQL(
-            f"SELECT rowid FROM {SQLITE_SEARCH_TABLE} WHERE {SQLITE_SEARCH_TABLE} MATCH %s",
-            [_fts_phrase(text)],
-        )
-        return entries.filter(id__in=found)
-    return entries.filter(Q(title__icontains=text) | Q(body__icontains=text))
+    matching = engine.for_connection({"postgresql": _trigram_matching, "sqlite": _fts_matching})
+    return matching(entries, text)
+
+
+def _trigram_matching(entries: QuerySet, text: str) -> QuerySet:
+    # pg_trgm's GIN indexes (entry_title_trigrams, entry_body_trigrams) serve ILIKE.
+    pattern = Value(_like_pattern(text), output_field=TextField())
+    return entries.filter(
+        Q(_ContainsIgnoringCase(F("title"), pattern))
+        | Q(_ContainsIgnoringCase(F("body"), pattern))
+    )
+
+
+def _fts_matching(entries: QuerySet, text: str) -> QuerySet:
+    # FTS5's trigram table, kept by triggers on the entries.
+    found = RawSQL(
+        f"SELECT rowid FROM {SQLITE_SEARCH_TABLE} WHERE {SQLITE_SEARCH_TABLE} MATCH %s",
+        [_fts_phrase(text)],
+    )
+    return entries.filter(id__in=found)
