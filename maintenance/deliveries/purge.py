@@ -9,6 +9,14 @@ from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.purges import Batch, PurgeResult, purge_time_budget, run_batches
 from maintenance.tombstones import purge as receipt_purge
 
+# The partial index delivery_final_settled's own condition, written out as its migration
+# wrote it: SQLite uses a partial index only when the query repeats its condition, and a
+# `state IN (%s, %s, %s)` of parameters is not that (it read every delivery and sorted
+# them: 100 ms at 200,000). Constants of the model, not input.
+FINAL_STATES_SQL = "state IN ({})".format(
+    ", ".join(f"'{state.value}'" for state in Delivery.FINAL)
+)
+
 
 def purge_deliveries(
     *,
@@ -22,11 +30,12 @@ def purge_deliveries(
     delivery_retention = retention.policy_in_force(retention.DELIVERY, fresh=True).duration
 
     def batch(after) -> Batch:
-        old = Delivery.objects.filter(
-            state__in=Delivery.FINAL,
-            settled_at__lt=now - delivery_retention,
-        ).order_by("settled_at")[:batch_size]
-        ids = list(old.select_for_update(skip_locked=True).values_list("id", flat=True))
+        ids = receipt_purge.oldest_ids(
+            Delivery, index="delivery_final_settled",
+            where=f"{FINAL_STATES_SQL} AND settled_at < %s",
+            params=[receipt_purge.sql_moment(now - delivery_retention)],
+            order_by="settled_at", limit=batch_size,
+        )
         # Plain DELETEs by key (the attempts by their delivery's index): the ORM's delete
         # of a delivery collects it and its attempts row by row before deleting them.
         attempts = receipt_purge.delete_where(DeliveryAttempt, "delivery_id", ids)

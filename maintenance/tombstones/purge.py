@@ -88,6 +88,12 @@ def skip_locked() -> str:
     return engines.for_connection().skip_locked()
 
 
+def indexed_by(index: str) -> str:
+    """After a table's name: read it by this index (SQLite's `INDEXED BY`, which fails
+    the statement if the index cannot serve it); nothing on PostgreSQL."""
+    return engines.for_connection().indexed_by(index)
+
+
 def sql_moment(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
 
@@ -308,6 +314,24 @@ def attempts_purge(*, before: datetime, limit: int) -> int:
     due = Attempt.objects.filter(created_at__lt=before).order_by("created_at")[:limit]
     ids = list(due.select_for_update(skip_locked=True).values_list("id", flat=True))
     return delete_ids(Attempt, ids)
+
+
+def oldest_ids(
+    model, *, index: str, where: str, params: list, order_by: str, limit: int
+) -> list:
+    """The primary keys of the first `limit` rows by `order_by` that satisfy `where`, read
+    by the partial index `index` whose condition `where` repeats (SQLite: `INDEXED BY`,
+    for without statistics its planner prefers an index led by an equality and sorts
+    every row it finds), locked skipping those another transaction holds (PostgreSQL)."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {pk} FROM {table}{indexed_by(index)} WHERE {where} "
+            f"ORDER BY {order_by} LIMIT {int(limit)}{skip_locked()}",
+            params,
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def delete_ids(model, ids: Collection) -> int:

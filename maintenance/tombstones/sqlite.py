@@ -19,6 +19,12 @@ def skip_locked() -> str:
     return ""
 
 
+def indexed_by(index: str) -> str:
+    """Name the index: with no statistics for an empty partial index (ANALYZE writes no
+    row for it), the planner takes a larger one whose condition the query also implies."""
+    return f" INDEXED BY {index}"
+
+
 def row_columns(*, with_expiry: bool) -> str:
     """The identity and the moments of purge.ReceiptRow, always: `entomb` needs them."""
     return "scope, operation, request_id, receipt_expires_at, deleted_at"
@@ -32,18 +38,26 @@ def entomb(
     receipts: Collection, tombstone_retention: timedelta, deletion_retention: timedelta
 ) -> int:
     # One tombstone per identity (purge.ReceiptRow.tombstone), written over a stale one.
-    tombstones = {
-        row.key: row.tombstone(
+    tombstones = {}
+    for row in receipts:
+        tombstone = row.tombstone(
             tombstone_retention=tombstone_retention, deletion_retention=deletion_retention
         )
-        for row in receipts
-    }
-    Tombstone.objects.bulk_create(
-        tombstones.values(),
-        update_conflicts=True,
-        unique_fields=["key"],
-        update_fields=["reason", "expires_at"],
-    )
+        tombstones[tombstone.key] = tombstone
+    # One prepared INSERT run per row: bulk_create compiled every row's values into SQL,
+    # two thirds of a 1,000-receipt batch's time.
+    fields = [Tombstone._meta.get_field(name) for name in ("key", "reason", "expires_at")]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at) "
+            "VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
+            "reason = excluded.reason, expires_at = excluded.expires_at",
+            [
+                [field.get_db_prep_value(getattr(tombstone, field.attname), connection)
+                 for field in fields]
+                for tombstone in tombstones.values()
+            ],
+        )
     # No relation points at a receipt, so this is one DELETE, with no collection first.
     Receipt.objects.filter(id__in=[row.id for row in receipts]).delete()
     return len(tombstones)
