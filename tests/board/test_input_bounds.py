@@ -6,6 +6,7 @@ Each timed call follows one untimed call on the same route, so what is measured 
 input's cost and not a process's first request (imports, URL resolution)."""
 
 import base64
+import gc
 import json
 import time
 import unicodedata
@@ -589,18 +590,27 @@ def refusal(response, door: str) -> dict:
 def cpu_seconds(call) -> float:
     """The least CPU time of five calls in this process (the test client serves the
     request in it): what the request costs, not what else the machine is doing (a busy
-    machine still adds to a call's CPU time now and then: caches shared with its work)."""
+    machine still adds to a call's CPU time now and then: caches shared with its work).
+    The garbage collector runs between calls, not in them: a full collection landing in
+    one call is the heap's size, not the request's cost."""
     spent = []
     for _ in range(5):
-        started = time.process_time()
-        call()
-        spent.append(time.process_time() - started)
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.process_time()
+            call()
+            spent.append(time.process_time() - started)
+        finally:
+            gc.enable()
     return min(spent)
 
 
 @pytest.mark.parametrize("kind", KEYS)
 @pytest.mark.parametrize("door", DOORS)
-def test_four_times_the_keys_cost_less_than_six_times_the_time(anonymous, door, kind):
+def test_four_times_the_keys_cost_less_than_ten_times_the_time(anonymous, door, kind):
+    # Linear work grows 4 times, quadratic work 16 times: 10 tells them apart with room
+    # for a shared machine's noise (6 failed once in CI at 6.4 times, on linear work).
     send, make = DOORS[door], KEYS[kind]
     few, many = make(5_000), make(20_000)
     warm_up(anonymous)
@@ -610,7 +620,7 @@ def test_four_times_the_keys_cost_less_than_six_times_the_time(anonymous, door, 
     few_seconds = cpu_seconds(lambda: send(anonymous, few))
     many_seconds = cpu_seconds(lambda: send(anonymous, many))
 
-    assert many_seconds < 6 * few_seconds, (
+    assert many_seconds < 10 * few_seconds, (
         f"5,000 keys: {few_seconds:.3f} s, 20,000 keys: {many_seconds:.3f} s"
     )
     assert many_seconds < 1.0
