@@ -355,15 +355,14 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": _every(crontab(hour=3, minute=45)),
     },
     # Outbound deliveries (SPEC 9): due sends and lookups, ended leases, deadlines,
-    # endpoints to disable; and the retention of settled deliveries.
-    "deliveries-sweep": {
-        "task": "maintenance.deliveries_sweep",
-        "schedule": _every(timedelta(minutes=1)),
-    },
-    "purge-deliveries": {
-        "task": "maintenance.purge_deliveries",
-        "schedule": _every(timedelta(hours=1)),
-    },
+    # endpoints to disable; the retention of settled deliveries; and the endpoints'
+    # per-minute tally of sends for the deliveries page (maintenance/deliveries/rates.py).
+    "deliveries-sweep": {"task": "maintenance.deliveries_sweep",
+                         "schedule": _every(timedelta(minutes=1))},
+    "purge-deliveries": {"task": "maintenance.purge_deliveries",
+                         "schedule": _every(timedelta(hours=1))},
+    "deliveries-roll-up": {"task": "maintenance.deliveries_roll_up",
+                           "schedule": _every(timedelta(minutes=1))},
     # The dashboard's per-minute tally (maintenance/activity.py), and what a purge now
     # would remove for the retention page, which never runs a dry run itself (SPEC 8.3).
     "activity-roll-up": {"task": "maintenance.activity_roll_up",

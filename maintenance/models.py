@@ -5,7 +5,12 @@ from django.db import models
 # The deliveries' models live in their own room and are imported from there
 # (maintenance.deliveries.models); Django loads an app's models from this module only, so
 # importing them here is what registers them.
-from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint  # noqa: F401
+from maintenance.deliveries.models import (  # noqa: F401
+    Delivery,
+    DeliveryAttempt,
+    Endpoint,
+    EndpointMinute,
+)
 
 
 class MaintenanceRun(models.Model):

@@ -45,8 +45,9 @@ The modules
 * `attempts`: one attempt (claim, request, settle); `sweep`: what the send task and beat's
   minute do; `webhooks`: the request itself (address rules, signing, the watchdog).
 * `endpoints` and `actions`: what operators do (moderation calls them and audits);
-  `selectors`: what the console reads; `metrics`: the `/metrics` series.
+  `selectors`: what the console reads; `rates`: the endpoints' success rates, tallied per
+  minute by beat for the console; `metrics`: the `/metrics` series.
 
-The order is one way: tasks -> sweep -> attempts -> webhooks, models; the doorbell names
-its tasks instead of importing them.
+The order is one way: tasks -> sweep -> attempts -> webhooks, models, and tasks -> rates
+-> selectors, models; the doorbell names its tasks instead of importing them.
 """

@@ -324,3 +324,32 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.attempt_id}"
+
+
+
+class EndpointMinute(models.Model):
+    """One endpoint's sends and resends started in one UTC minute, and how many of them
+    were answered 2xx: the deliveries page's success rates.
+
+    Kept by a beat job (maintenance/deliveries/rates.py) so the page sums at most a day of
+    these rows per endpoint, whatever the traffic, and an attempt writes nothing more.
+    """
+
+    # No index of its own: the unique (minute, endpoint) below leads with the minute,
+    # which is how the job and the page read; endpoints are never deleted.
+    endpoint = models.ForeignKey(
+        Endpoint, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    minute = models.DateTimeField()
+    sends = models.PositiveIntegerField(default=0)
+    successes = models.PositiveIntegerField(default=0)
+    rolled_up_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "maintenance"
+        constraints = [
+            models.UniqueConstraint(fields=["minute", "endpoint"], name="endpoint_minute_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} at {self.minute:%Y-%m-%d %H:%M}: {self.successes}/{self.sends}"

@@ -3,18 +3,16 @@
 show them through `endpoints.endpoint_display_url`, which cuts them to scheme and host for
 anyone but an administrator."""
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
-from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Max, Prefetch, QuerySet, Sum
 from django.utils import timezone
 
-from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint
+from maintenance.deliveries.models import Delivery, DeliveryAttempt, Endpoint, EndpointMinute
 
-# How far back an endpoint's success rate looks.
+# How far back an endpoint's success rate looks (and how long its rollup keeps minutes).
 SUCCESS_RATE_WINDOW = timedelta(days=1)
 
 
@@ -73,46 +71,32 @@ def delivery_attempts(delivery: Delivery) -> QuerySet[DeliveryAttempt]:
 class EndpointOverview:
     endpoint: Endpoint
     # Sends (and resends) in the last SUCCESS_RATE_WINDOW, and the share answered 2xx;
-    # None when there were none.
+    # None when there were none. As of `rolled_up_at`, the last run of the job that
+    # counts them (maintenance/deliveries/rates.py); None before its first.
     recent_attempts: int
     recent_successes: int
     success_rate: float | None
     disabled_reason: str
     disabled_at: datetime | None
+    rolled_up_at: datetime | None = None
 
 
 def endpoints_overview(*, now: datetime | None = None) -> list[EndpointOverview]:
-    since = (now or timezone.now()) - SUCCESS_RATE_WINDOW
-    # One query over the window's attempts (attempt_started), each one's endpoint read
-    # from its delivery by primary key: its cost is the window's traffic, never the
-    # table's age. A scalar subquery, not a join: joined, PostgreSQL hashes every delivery
-    # ever made (a scan of the whole table) to match a day's attempts.
-    answered_2xx = Q(status_code__gte=200, status_code__lt=300)
-    endpoint_of = Subquery(
-        Delivery.objects.filter(pk=OuterRef("delivery_id")).values("endpoint_id")[:1]
-    )
-    # Its estimate (a probe per attempt) passes PostgreSQL's jit_above_cost once a day
-    # has a few thousand attempts, and compiling then cost more than the count.
-    # (On SQLite no transaction: there every one is BEGIN IMMEDIATE, a write lock.)
-    postgresql = hasattr(connection, "plan_without_jit")
-    with transaction.atomic() if postgresql else contextlib.nullcontext():
-        if postgresql:
-            connection.plan_without_jit()
-        counted = list(
-            DeliveryAttempt.objects.filter(
-                kind__in=[DeliveryAttempt.Kind.SEND, DeliveryAttempt.Kind.RESEND],
-                started_at__gte=since,
-            )
-            .annotate(endpoint=endpoint_of)
-            .values("endpoint")
-            .annotate(n=Count("attempt_id"), ok=Count("attempt_id", filter=answered_2xx))
-            .values_list("endpoint", "n", "ok")
+    """Every endpoint, by name, with its success rate over the last day as the per-minute
+    rollup holds it: at most a day of minutes an endpoint, whatever the traffic."""
+    now = now or timezone.now()
+    counted = {
+        row["endpoint"]: row
+        for row in EndpointMinute.objects.filter(
+            minute__gt=now - SUCCESS_RATE_WINDOW, minute__lte=now
         )
-    totals = {endpoint: n for endpoint, n, _ in counted}
-    successes = {endpoint: ok for endpoint, _, ok in counted}
+        .values("endpoint")
+        .annotate(sends=Sum("sends"), successes=Sum("successes"), rolled_up_at=Max("rolled_up_at"))
+    }
     overview = []
     for endpoint in Endpoint.objects.order_by("name"):
-        total, ok = totals.get(endpoint.pk, 0), successes.get(endpoint.pk, 0)
+        found = counted.get(endpoint.pk, {})
+        total, ok = found.get("sends") or 0, found.get("successes") or 0
         overview.append(
             EndpointOverview(
                 endpoint=endpoint,
@@ -121,6 +105,7 @@ def endpoints_overview(*, now: datetime | None = None) -> list[EndpointOverview]
                 success_rate=(ok / total) if total else None,
                 disabled_reason=endpoint.disabled_reason,
                 disabled_at=endpoint.disabled_at,
+                rolled_up_at=found.get("rolled_up_at"),
             )
         )
     return overview

@@ -77,6 +77,11 @@ def _deliveries_page(request: HttpRequest, status: int = 200, **context) -> Http
         "moderation/deliveries.html",
         {
             "endpoints": endpoints,
+            # The rates' rollup, as of its last run (every endpoint's row says the same).
+            "rates_rolled_up_at": max(
+                (row["overview"].rolled_up_at for row in endpoints
+                 if row["overview"].rolled_up_at), default=None,
+            ),
             "filter_form": form,
             "page": page,
             "rows": selectors.delivery_rows(page.rows, now=now),

@@ -852,8 +852,10 @@ def prepare() -> None:
 
     django.setup()
     from django.contrib.auth import get_user_model
+    from django.utils import timezone
 
     from board.models import Entry
+    from maintenance.deliveries import rates
     from moderation import actions as moderation
     from moderation.models import LoginReservation
 
@@ -862,6 +864,8 @@ def prepare() -> None:
     if not user:
         User.objects.create_superuser(OPERATOR[0], "", OPERATOR[1])
     LoginReservation.objects.all().delete()
+    # What beat keeps every minute: the deliveries page reads its success rates from it.
+    rates.endpoint_rates_roll_up(now=timezone.now())
     token = moderation.token_issue(actor="scale", name=f"scale-bench-{uuid.uuid4().hex[:8]}")[1]
     big = (
         Entry.objects.filter(title="How do I settle write number 0?", visible=True,

@@ -1,8 +1,9 @@
 """What the console reads: the inbox, counts by state, endpoints with their success rate."""
 
 import pytest
+from django.utils import timezone
 
-from maintenance.deliveries import endpoints, selectors
+from maintenance.deliveries import endpoints, rates, selectors
 from tests.maintenance.conftest import delivery_of, drive, endpoint_for, post_entry
 from tests.maintenance.webhook_receiver import Behaviour
 
@@ -35,6 +36,7 @@ def test_endpoints_overview_shows_success_rate_and_why_disabled(receiver):
     receiver.script = [Behaviour(status=500)]
     drive(delivery_of(post_entry()))  # 500, then 200
     endpoints.endpoint_disable(name=endpoint.name, reason="receiver migrating")
+    rates.endpoint_rates_roll_up(now=timezone.now())  # what beat runs every minute
 
     [overview] = selectors.endpoints_overview()
 

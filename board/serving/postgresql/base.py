@@ -67,15 +67,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self.health_check_done = True
         self._last_released = now
 
-    def plan_without_jit(self) -> None:
-        """Plan the rest of the open transaction's statements without JIT compilation
-        (SET LOCAL: transaction state, which a pooler in transaction mode keeps). For a
-        read whose estimated cost is many cheap index probes: past `jit_above_cost` the
-        compiling costs more than the statement (the success rates at 5,000,000
-        entries: 1.5 s with it, 0.24 s without)."""
-        with self.cursor() as cursor:
-            cursor.execute("SET LOCAL jit = off")
-
     # Where the server's WAL is (board/serving/replicas.py): bytes from 0/0, so positions
     # compare as integers in Python and in Redis.
     def wal_position(self) -> int:
