@@ -412,10 +412,6 @@ SETTLE_COUNTER_RETENTION = timedelta(hours=2)
 # the next run.
 SETTLE_PURGE_BATCH_SIZE = env_int("SETTLE_PURGE_BATCH_SIZE", 1000, minimum=1)
 SETTLE_PURGE_TIME_BUDGET = env_duration("SETTLE_PURGE_TIME_BUDGET", "120s")
-# The recorded forecast (`forecast-purges`) counts each job's dry run up to this many rows
-# and says "more than" past it (SPEC 11.7); `purge --dry-run` counts exactly. Fixed here,
-# not configurable: the page's wording is the contract's.
-SETTLE_FORECAST_BOUND = 10_000
 SETTLE_MCP_ALLOWED_ORIGINS = env_list("SETTLE_MCP_ALLOWED_ORIGINS")
 # Browser origins besides Settle's own that may POST under /api/v1/ (board/serving/origins.py).
 SETTLE_API_ALLOWED_ORIGINS = env_list("SETTLE_API_ALLOWED_ORIGINS")
