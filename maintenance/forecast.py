@@ -19,7 +19,9 @@ hold keeps back is the difference of two such counts, so it is exact only when n
 stopped; when only the run with holds lifted stopped it is "at least" the difference;
 when the run as is stopped it is not known (`held` None). A job counted after a bounded
 one sees the board as a run stopped there would leave it (the deletion-record purge may
-then count deleted replies' receipts the thread purge would have taken).
+then count deleted replies' receipts the thread purge would have taken). Rows a hold
+keeps are walked but not counted, so a hold over a large backlog lengthens the run as is
+by that backlog, as it lengthens every purge's own run.
 
 The receipts expiring per day over the next 30 days are recorded with it: with the
 default 30-day retention every live receipt expires within those days, so counting them
