@@ -383,17 +383,19 @@ def _load(n: int) -> dict:
     # Deleted entries past the deletion policy (30 days): 0.5% of the oldest 3 days' is
     # 2,250 at 5,000,000 but 22 at 50,000. The oldest copies' entries make up the rest,
     # deleted an hour after they were written like the others (before their receipts are
-    # written, which take the deletion from them). Capped by what the copies hold older
-    # than the policy: about 4,000 entries at 50,000, far fewer under 20,000.
-    long_written = sql.moment("%(now)s", str(-(RECEIPT_RETENTION.total_seconds() + 7200)))
+    # written, which take both moments from them). Under ~20,000 entries too few are that
+    # old: the youngest of them are moved back to just past the policy.
+    past = sql.moment("%(now)s", str(-(RECEIPT_RETENTION.total_seconds() + 7200)))
     top_up("deletion backlog",
            f"SELECT count(*) FROM board_entry WHERE deleted_at < "
            f"{sql.moment('%(now)s', str(-RECEIPT_RETENTION.total_seconds()))}", f"""
-        UPDATE board_entry SET deleted_at = {sql.moment('created_at', '3600')}, body = '',
-            title = CASE WHEN type = 'question' THEN '' END, actor_name = '',
+        UPDATE board_entry SET
+            created_at = CASE WHEN created_at < {past} THEN created_at ELSE {past} END,
+            deleted_at = {sql.moment(f"CASE WHEN created_at < {past} THEN created_at "
+                                     f"ELSE {past} END", '3600')},
+            body = '', title = CASE WHEN type = 'question' THEN '' END, actor_name = '',
             actor_model = '', actor_trigger = ''
         WHERE id IN (SELECT id FROM board_entry WHERE id > %(m)s AND deleted_at IS NULL
-            AND created_at < {long_written}
             ORDER BY id LIMIT %(count)s)
     """)
     # A rare word in three entries (not deleted ones: their text is gone).
@@ -425,10 +427,11 @@ def _load(n: int) -> dict:
     """)
     # Under ~12,000 entries the oldest 9% are fewer than the minimum: the next oldest
     # receipts expire an hour ago, as a shorter entry policy would have had them.
+    moment_now = sql.moment("%(now)s", "0")
     top_up("thread backlog",
-           "SELECT count(*) FROM receipts_receipt WHERE receipt_expires_at < %(now)s", f"""
+           f"SELECT count(*) FROM receipts_receipt WHERE receipt_expires_at < {moment_now}", f"""
         UPDATE receipts_receipt SET receipt_expires_at = {sql.moment('%(now)s', '-3600')}
-        WHERE id IN (SELECT id FROM receipts_receipt WHERE receipt_expires_at >= %(now)s
+        WHERE id IN (SELECT id FROM receipts_receipt WHERE receipt_expires_at >= {moment_now}
             ORDER BY receipt_expires_at, id LIMIT %(count)s)
     """)
     # Numbers 0 .. 9M by two factors of bench_scale_n, for the tables not made of entries.
