@@ -10,6 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from board.models import Entry
@@ -57,6 +58,24 @@ def test_a_backlog_past_the_bound_is_counted_only_up_to_it(backlog, monkeypatch)
     assert recorded["bounded"] is True and recorded["bound"] == 10
     assert 10 <= recorded["removed"] < 30
     assert recorded["held"] == 0 or recorded["held"] is None
+
+
+def test_the_job_costs_as_many_statements_for_a_backlog_twice_as_large(
+    backlog, monkeypatch
+):
+    # given: a backlog of 30 past a bound of 10, walked in batches of 5
+    monkeypatch.setattr(forecast, "FORECAST_BOUND", 10)
+    with CaptureQueriesContext(connection) as small:
+        forecast_record(now=timezone.now())
+
+    # when: the backlog doubles
+    grow_board(60)
+    Receipt.objects.update(receipt_expires_at=timezone.now() - timedelta(days=1))
+    with CaptureQueriesContext(connection) as large:
+        forecast_record(now=timezone.now())
+
+    # then: the same batches, the same statements
+    assert len(large) == len(small)
 
 
 def test_purge_dry_run_json_counts_everything_past_the_bound(backlog, monkeypatch):
