@@ -5,17 +5,29 @@ Design note
 -----------
 The counts are not estimated: `purge_forecast` runs every purge for real inside one
 transaction and rolls it back, so the number it reports is, by construction, the number
-the same purge would record. The `purge` command calls it; the console's retention page
-does not: with a backlog of 500,000 rows the dry run (twice, for what holds keep back)
-took 87 s, past gunicorn's timeout. A beat job (`forecast-purges`) runs it instead and
-records the result (`forecast_record`, a `PurgeForecast` row); the page shows the last
-one with its age, or says it was not yet measured.
+the same purge would record. The `purge` command calls it and counts everything due. The
+console's retention page does not: with a backlog of 500,000 rows the dry run (twice, for
+what holds keep back) took 87 s, past gunicorn's timeout. A beat job (`forecast-purges`)
+runs it instead and records the result (`forecast_record`, a `PurgeForecast` row); the
+page shows the last one with its age, or says it was not yet measured.
+
+The beat job counts up to a bound (`FORECAST_BOUND`, 10,000): each job's dry run
+stops after the batch that brings its `removed` to the bound, so the job costs at most
+about bound / batch size batches a purge, each by index, at any size of the board (SPEC
+11.7). A job stopped there is recorded `bounded` and shown as "more than 10,000". What a
+hold keeps back is the difference of two such counts, so it is exact only when neither
+stopped; when only the run with holds lifted stopped it is "at least" the difference;
+when the run as is stopped it is not known (`held` None). A job counted after a bounded
+one sees the board as a run stopped there would leave it (the deletion-record purge may
+then count deleted replies' receipts the thread purge would have taken). Rows a hold
+keeps are walked but not counted, so a hold over a large backlog lengthens the run as is
+by that backlog, as it lengthens every purge's own run.
 
 The receipts expiring per day over the next 30 days are recorded with it: with the
 default 30-day retention every live receipt expires within those days, so counting them
 costs what the board holds, which a page may not pay (SPEC 11.7). What else the page
 reads is bounded by index: the last runs of each job by `run_job_latest`; the
-tombstones' number an estimate (`tombstones_estimate`).
+tombstones' number an estimate (`tombstones_estimate`), which the job records too.
 
 Each job's `removed` is the one count the job records for the rows it exists to remove
 (`REMOVED_KEY`): entries for expired threads, receipts for deletion records, and so on.
@@ -33,9 +45,10 @@ from django.db.models.functions import TruncDate
 from board.models import Hold
 from board.retention import policies as retention
 from maintenance import purges, selectors
+from maintenance.batches import PurgeResult
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.models import MaintenanceRun, PurgeForecast
-from receipts.models import Receipt, Tombstone
+from receipts.models import Receipt
 
 # The count a job's `removed` is read from, as the job records it in MaintenanceRun.counts.
 REMOVED_KEY = {
@@ -48,10 +61,15 @@ REMOVED_KEY = {
 }
 JOBS = list(REMOVED_KEY)
 
+# The recorded forecast counts each job's dry run up to this many rows of what it removes
+# and says "more than" past it (SPEC 11.7); `purge --dry-run` counts everything. Read when
+# the job runs, so a test can lower it.
+FORECAST_BOUND = 10_000
+
 
 # Each purge by its beat job's name. The audit log's purge is the moderation app's, which
 # registers it when it loads (moderation/apps.py), so maintenance never imports moderation.
-PURGES: dict[str, Callable[..., purges.PurgeResult]] = {
+PURGES: dict[str, Callable[..., PurgeResult]] = {
     "purge-expired-threads": purges.purge_expired_threads,
     "purge-deletion-records": purges.purge_deletion_records,
     "purge-tombstones": purges.purge_tombstones,
@@ -60,7 +78,7 @@ PURGES: dict[str, Callable[..., purges.PurgeResult]] = {
 }
 
 
-def purge_register(*, job: str, purge: Callable[..., purges.PurgeResult]) -> None:
+def purge_register(*, job: str, purge: Callable[..., PurgeResult]) -> None:
     """Count another app's purge in the forecast under its beat job's name."""
     PURGES[job] = purge
 
@@ -69,33 +87,47 @@ def removed_count(*, job: str, counts: dict[str, int]) -> int:
     return int(counts.get(REMOVED_KEY[job], 0))
 
 
-def purge_forecast(*, now: datetime) -> dict[str, dict]:
+def purge_forecast(*, now: datetime, bound: int | None = None) -> dict[str, dict]:
     """Per job, `{"removed": N, "held": N, "counts": {...}}`: what a purge at `now` would
     remove (a dry run, nothing changes), what a hold keeps back, and every count the job
     records. `--json` and the page show `removed` and `held`.
+
+    With `bound`, each job's dry run stops after the batch that brings `removed` to it,
+    and each job says so: `"bounded": bool` (its `removed` and `counts` are then what was
+    counted before it stopped), `"held"` None when not known and `"held_at_least": bool`
+    (see the design note). Without, every count is exact.
 
     The jobs run as `purge` runs them, one after the other in the beat schedule's order,
     inside one transaction rolled back at the end: a job sees what the jobs before it
     would have removed (the thread purge takes deleted replies' receipts with their
     thread, so the deletion-record purge does not count them again).
     """
-    kept = _dry_run(now=now, lift_holds=False)
+    kept = _dry_run(now=now, lift_holds=False, bound=bound)
     # "Held" is what the same purge would remove were no hold active: the same dry run
     # again with every hold lifted inside its rolled-back transaction, so the number is
     # exact by construction rather than a second query that could drift from the purge's.
-    unheld = _dry_run(now=now, lift_holds=True)
-    return {
-        job: {
-            "removed": removed_count(job=job, counts=counts),
-            "held": max(0, removed_count(job=job, counts=unheld[job])
-                        - removed_count(job=job, counts=counts)),
-            "counts": counts,
-        }
-        for job, counts in kept.items()
-    }
+    unheld = _dry_run(now=now, lift_holds=True, bound=bound)
+    report = {}
+    for job, (counts, stopped) in kept.items():
+        removed = removed_count(job=job, counts=counts)
+        more_counts, more_stopped = unheld[job]
+        held = max(0, removed_count(job=job, counts=more_counts) - removed)
+        report[job] = {"removed": removed, "held": held, "counts": counts}
+        if bound is not None:
+            report[job] |= {
+                "bounded": stopped,
+                "bound": bound,
+                # Stopped as is: how much more the holds keep is past counting.
+                "held": None if stopped else held,
+                "held_at_least": more_stopped and not stopped,
+            }
+    return report
 
 
-def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
+def _dry_run(
+    *, now: datetime, lift_holds: bool, bound: int | None
+) -> dict[str, tuple[dict[str, int], bool]]:
+    """Each job's counts, and whether it stopped at `bound` with more left to count."""
     counts = {}
     with transaction.atomic():
         if lift_holds:
@@ -104,12 +136,18 @@ def _dry_run(*, now: datetime, lift_holds: bool) -> dict[str, dict[str, int]]:
             result = PURGES[job](
                 now=now,
                 batch_size=settings.SETTLE_PURGE_BATCH_SIZE,
-                # No time budget cuts the count short: it covers everything due.
+                # No time budget cuts the count short: it covers everything due, or
+                # everything up to the bound.
                 time_budget=timedelta(days=1),
+                enough=None if bound is None else _reached(job, bound),
             )
-            counts[job] = result.counts
+            counts[job] = (result.counts, not result.complete)
         transaction.set_rollback(True)
     return counts
+
+
+def _reached(job: str, bound: int) -> Callable[[dict[str, int]], bool]:
+    return lambda counts: removed_count(job=job, counts=counts) >= bound
 
 
 def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:
@@ -170,18 +208,18 @@ def recent_runs(*, per_job: int = 30) -> dict[str, list[MaintenanceRun]]:
 
 
 def forecast_record(*, now: datetime) -> PurgeForecast:
-    """Run the dry run of every purge (with what holds keep back) and the exact tombstone
-    count, and keep them as the one `PurgeForecast` the retention page shows."""
+    """Count every purge's dry run up to `FORECAST_BOUND` (with what holds keep
+    back), estimate the tombstones, and keep them as the one `PurgeForecast` the
+    retention page shows."""
     clock = time.monotonic()
-    report = purge_forecast(now=now)
-    count = Tombstone.objects.count()
-    size, source = selectors.tombstone_disk_size(count)
+    report = purge_forecast(now=now, bound=FORECAST_BOUND)
+    tombstones = selectors.tombstones_estimate(recorded=None)
     expiring = [[f"{day:%Y-%m-%d}", n] for day, n in receipts_expiring_by_day(now=now)]
     recorded = PurgeForecast.objects.create(
         measured_at=now,
         duration_seconds=round(time.monotonic() - clock, 3),
         jobs=report,
-        tombstones={"count": count, "bytes": size, "source": source},
+        tombstones=tombstones,
         expiring=expiring,
     )
     PurgeForecast.objects.filter(measured_at__lt=recorded.measured_at).delete()

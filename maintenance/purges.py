@@ -23,7 +23,8 @@ takes the rows away, and must never turn an expired id back into a fresh one. So
 * **Bounded and resumable.** Work goes in batches of `batch_size` rows, one short
   transaction each; a run walks forward (keyset on expiry, id) and stops when a batch
   comes back short or the time budget is spent; the next run resumes where the rows
-  still are. Nothing is remembered between runs except the data itself.
+  still are. Nothing is remembered between runs except the data itself. The loop is
+  `maintenance.batches.run_batches`; a forecast passes `enough` to stop it at a bound.
 * **Two runs at once.** On PostgreSQL, SKIP LOCKED splits the rows between them, so
   their counts add up and neither waits on the other. On SQLite a run lease
   (`RunLock`) lets one run work while the other returns at once with nothing done.
@@ -36,15 +37,12 @@ functions here are called directly by tests, the `purge` command and the tasks a
 
 import logging
 import time
-import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -53,112 +51,14 @@ from board.retention import policies as retention
 from board.retention.holds import thread_not_held_sql
 from board.services import entries_text_blank
 from board.serving import replicas
-from maintenance import tombstones
-from maintenance.models import MaintenanceRun, RunLock
+from maintenance.batches import Batch, PurgeResult, purge_time_budget, run_batches
+from maintenance.models import MaintenanceRun
 from maintenance.tombstones import purge as receipt_purge
 from receipts.faults import sqlstate
 
 log = logging.getLogger(__name__)
 
 POST_ENTRY = "post_entry:v1"
-
-
-@dataclass
-class PurgeResult:
-    """What one run removed (or, in a dry run, would remove)."""
-
-    counts: dict[str, int]
-    # False when the run stopped at its time budget with work left for the next run.
-    complete: bool = True
-    # True when another run held the job's lock (SQLite) and this one did nothing.
-    skipped: bool = False
-    batches: int = 0
-
-
-@dataclass
-class Batch:
-    counts: dict[str, int]
-    more: bool
-    after: object = None
-
-
-def purge_time_budget(time_budget: timedelta | None) -> timedelta:
-    return settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget
-
-
-# --- The batch loop ---------------------------------------------------------------------
-
-
-def run_batches(
-    *,
-    job: str,
-    keys: list[str],
-    batch: Callable[[object], Batch],
-    time_budget: timedelta,
-    dry_run: bool = False,
-) -> PurgeResult:
-    """Call `batch(after)` in one transaction each until it says no more or time is up."""
-    result = PurgeResult(counts=dict.fromkeys(keys, 0))
-    deadline = time.monotonic() + time_budget.total_seconds()
-    with _run_lock(job, lease=time_budget + timedelta(minutes=1)) as held:
-        if not held:
-            log.info("%s: another run holds the lock; nothing done", job)
-            result.skipped = True
-            return result
-        with _rolled_back(dry_run):
-            after = None
-            while True:
-                with transaction.atomic():
-                    done = batch(after)
-                result.batches += 1
-                for key, value in done.counts.items():
-                    result.counts[key] += value
-                log.debug("%s: batch %d removed %s", job, result.batches, done.counts)
-                after = done.after
-                if not done.more:
-                    break
-                if time.monotonic() >= deadline:
-                    result.complete = False
-                    break
-    return result
-
-
-@contextmanager
-def _run_lock(job: str, *, lease: timedelta) -> Iterator[bool]:
-    """A lease on the job (`RunLock`) where the engine needs one (SQLite): one run works,
-    another returns at once (False). PostgreSQL's runs need none: SKIP LOCKED splits the
-    rows between them."""
-    if not tombstones.for_connection().runs_need_a_lease():
-        yield True
-        return
-    holder = uuid.uuid4()
-    moment = timezone.now()  # wall clock, not the purge's `now`: a lease is real time
-    # Read-then-write is safe: the transaction is BEGIN IMMEDIATE, so no other run can
-    # take the lease between the read and the write.
-    with transaction.atomic():
-        current = RunLock.objects.filter(job=job).first()
-        held = current is None or current.expires_at <= moment
-        if held:
-            RunLock.objects.update_or_create(
-                job=job, defaults={"holder": holder, "expires_at": moment + lease}
-            )
-    try:
-        yield held
-    finally:
-        if held:
-            RunLock.objects.filter(job=job, holder=holder).delete()
-
-
-@contextmanager
-def _rolled_back(dry_run: bool) -> Iterator[None]:
-    """A dry run does the real work inside one transaction and rolls it back, so what it
-    reports is exactly what a run would remove (it holds its locks meanwhile)."""
-    if not dry_run:
-        yield
-        return
-    with transaction.atomic():
-        yield
-        transaction.set_rollback(True)
 
 
 # --- Expired threads --------------------------------------------------------------------
@@ -172,6 +72,7 @@ def purge_expired_threads(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Remove every thread whose receipts have all expired at `now`, leaving tombstones."""
     tombstone = retention.policy_in_force(retention.TOMBSTONE, fresh=True).duration
@@ -185,6 +86,7 @@ def purge_expired_threads(
         ),
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
+        enough=enough,
     )
     if any(result.counts.values()) and not dry_run:
         replicas.visibility_changed()
@@ -316,6 +218,7 @@ def purge_deletion_records(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Turn deleted entries' receipts whose `deleted_at` is older than the `deletion`
     policy in force at this purge into tombstones with reason `deleted`, and drop the
@@ -329,6 +232,7 @@ def purge_deletion_records(
         ),
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
+        enough=enough,
     )
 
 
@@ -401,6 +305,7 @@ def purge_tombstones(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Remove tombstones past their expiry; after that an old id is simply unknown."""
 
@@ -414,6 +319,7 @@ def purge_tombstones(
         batch=batch,
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
+        enough=enough,
     )
 
 
@@ -423,6 +329,7 @@ def purge_attempts(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Remove attempts past `SETTLE_ATTEMPT_RETENTION` and hourly rate-limit counters
     older than `SETTLE_COUNTER_RETENTION` (only the current hour's count is ever read)."""
@@ -446,6 +353,7 @@ def purge_attempts(
         batch=batch,
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
+        enough=enough,
     )
 
 

@@ -163,10 +163,11 @@ def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
     that grows with every purge: `{"count", "bytes", "about", "exceeded", "source"}`.
 
     Up to `TOMBSTONE_COUNT_BOUND`: an exact count (it stops there, by index). Past it,
-    on PostgreSQL the planner's `reltuples` and `pg_total_relation_size`, both read from
-    the catalog ("about"; `reltuples` alone is stale while a table shrinks or is new); on
-    SQLite the count the forecast job last recorded ("about", with its time), or "more
-    than"."""
+    the engine's own estimate as of the table's last ANALYZE ("about"): on PostgreSQL the
+    planner's `reltuples` and `pg_total_relation_size`, both read from the catalog
+    (`reltuples` alone is stale while a table shrinks or is new); on SQLite
+    `sqlite_stat1` and dbstat. Else the estimate the forecast job last recorded, with its
+    time; else "more than"."""
     found = Tombstone.objects.values("pk")[: TOMBSTONE_COUNT_BOUND + 1].count()
     if found <= TOMBSTONE_COUNT_BOUND:
         size, source = tombstone_disk_size(found)
@@ -175,9 +176,9 @@ def tombstones_estimate(*, recorded: PurgeForecast | None) -> dict:
     planned = tombstones.for_connection().tombstones_planned()
     if planned is not None and planned[0] > TOMBSTONE_COUNT_BOUND:
         return {"count": planned[0], "bytes": planned[1], "about": True, "exceeded": False,
-                "source": "pg_class"}
-    if recorded is not None and recorded.tombstones:
-        return {**recorded.tombstones, "about": True, "exceeded": False,
-                "source": "forecast", "measured_at": recorded.measured_at}
+                "source": planned[2]}
+    if recorded is not None and recorded.tombstones.get("about"):
+        return {**recorded.tombstones, "source": "forecast",
+                "measured_at": recorded.measured_at}
     return {"count": TOMBSTONE_COUNT_BOUND, "bytes": None, "about": False, "exceeded": True,
             "source": "bound"}

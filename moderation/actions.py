@@ -1,6 +1,7 @@
 """Operator actions: each calls the owning app's service and writes one audit event in the
 same transaction, so an action and its record stand or fall together."""
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -12,10 +13,10 @@ from board.models import Entry, PostingPolicy, Principal
 from board.retention import holds
 from board.retention import policies as retention
 from maintenance import purges as maintenance
+from maintenance.batches import Batch, PurgeResult, run_batches
 from maintenance.deliveries import actions, endpoints
 from maintenance.deliveries.attempts import host_of
 from maintenance.deliveries.models import Delivery, Endpoint
-from maintenance.purges import Batch, PurgeResult, run_batches
 from moderation.models import AuditEvent
 
 COMMAND_LINE = "command-line"
@@ -245,6 +246,7 @@ def audit_purge(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Remove audit events older than `SETTLE_AUDIT_RETENTION` (a year), in batches, and
     the login failure log past a day: it counts failures of the last half hour only
@@ -272,6 +274,7 @@ def audit_purge(
         batch=batch,
         time_budget=settings.SETTLE_PURGE_TIME_BUDGET if time_budget is None else time_budget,
         dry_run=dry_run,
+        enough=enough,
     )
 
 

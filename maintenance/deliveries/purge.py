@@ -1,12 +1,13 @@
 """Retention of settled deliveries (SPEC 9): deliveries in a final state, with their
 attempts, go after the `delivery` policy; `outcome_unknown` ones wait for an operator.
-Batched and recorded like every purge (maintenance.purges.run_batches)."""
+Batched and recorded like every purge (maintenance.batches.run_batches)."""
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from board.retention import policies as retention
+from maintenance.batches import Batch, PurgeResult, purge_time_budget, run_batches
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
-from maintenance.purges import Batch, PurgeResult, purge_time_budget, run_batches
 from maintenance.tombstones import purge as receipt_purge
 
 # The partial index delivery_final_settled's own condition, written out as its migration
@@ -24,6 +25,7 @@ def purge_deliveries(
     batch_size: int,
     time_budget: timedelta | None = None,
     dry_run: bool = False,
+    enough: Callable[[dict[str, int]], bool] | None = None,
 ) -> PurgeResult:
     """Remove deliveries in a final state settled more than SETTLE_DELIVERY_RETENTION ago,
     with their attempts. `outcome_unknown` ones stay until an operator settles them."""
@@ -51,4 +53,5 @@ def purge_deliveries(
         batch=batch,
         time_budget=purge_time_budget(time_budget),
         dry_run=dry_run,
+        enough=enough,
     )

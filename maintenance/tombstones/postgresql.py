@@ -110,15 +110,16 @@ def tombstones_disk_size() -> tuple[int, str]:
         return cursor.fetchone()[0], "pg_total_relation_size"
 
 
-def tombstones_planned() -> tuple[int, int]:
+def tombstones_planned() -> tuple[int, int, str]:
     """The planner's row count (`reltuples`, as of the last ANALYZE) and the size on
-    disk, both from the catalog: no scan of a table that grows with every purge."""
+    disk, both from the catalog (no scan of a table that grows with every purge), and
+    where they were read."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT reltuples::bigint, pg_total_relation_size(oid) FROM pg_class "
             "WHERE oid = %s::regclass", [TOMBSTONES],
         )
-        return cursor.fetchone()
+        return (*cursor.fetchone(), "pg_class")
 
 
 def runs_need_a_lease() -> bool:

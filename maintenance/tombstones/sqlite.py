@@ -5,7 +5,7 @@ rows; it has no sha256, so the tombstones are made in Python."""
 from collections.abc import Collection
 from datetime import timedelta
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from receipts.models import Receipt, Tombstone
 
@@ -76,9 +76,24 @@ def tombstones_disk_size() -> tuple[int, str]:
         return cursor.fetchone()[0] or 0, "dbstat"
 
 
-def tombstones_planned() -> None:
-    """SQLite keeps no row estimate worth reading; the caller falls back to its record."""
-    return None
+def tombstones_planned() -> tuple[int, int | None, str] | None:
+    """The row count the last ANALYZE wrote to `sqlite_stat1` for the tombstones (the
+    first number of an index's `stat`), their size on disk (None without dbstat) and
+    where they were read; None before the first ANALYZE (the caller says "more than")."""
+    table = Tombstone._meta.db_table
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = %s LIMIT 1", [table])
+            row = cursor.fetchone()
+    except DatabaseError:  # no sqlite_stat1 table: never analysed
+        return None
+    if row is None:
+        return None
+    try:
+        size = tombstones_disk_size()[0]
+    except DatabaseError:
+        size = None
+    return int(row[0].split()[0]), size, "sqlite_stat1"
 
 
 def runs_need_a_lease() -> bool:

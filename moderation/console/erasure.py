@@ -146,7 +146,8 @@ def retention_context(*, recorded: PurgeForecast | None) -> dict:
             ),
         })
     return {
-        "forecast": recorded.jobs if recorded else None,
+        "forecast": forecast_rows(recorded.jobs) if recorded else None,
+        "forecast_bound": f"{forecast.FORECAST_BOUND:,}",
         "forecast_measured_at": recorded.measured_at if recorded else None,
         "forecast_age": now - recorded.measured_at if recorded else None,
         "forecast_took": recorded.duration_seconds if recorded else None,
@@ -162,6 +163,26 @@ def retention_context(*, recorded: PurgeForecast | None) -> dict:
         "recent": recent,
         "erasures": list(Erasure.objects.select_related("principal")[:20]),
     }
+
+
+def forecast_rows(jobs: dict[str, dict]) -> list[dict]:
+    """Each job's recorded forecast in the page's words (SPEC 8.3, 11.7): a count the job
+    stopped at its bound is "more than" the bound; what a hold keeps back is a number,
+    "at least" one, or "not counted" (maintenance/forecast.py says when)."""
+    rows = []
+    for job, numbers in jobs.items():
+        bounded = numbers.get("bounded", False)
+        held = numbers["held"]
+        rows.append({
+            "job": job,
+            "removed": f"more than {numbers['bound']:,}" if bounded
+            else f"{numbers['removed']:,}",
+            "held": "not counted" if held is None
+            else f"at least {held:,}" if numbers.get("held_at_least") else f"{held:,}",
+            "bounded": bounded,
+            "counts": numbers["counts"],
+        })
+    return rows
 
 
 @require_http_methods(["GET", "POST"])

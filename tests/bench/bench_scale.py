@@ -14,15 +14,18 @@ default 5,000,000 on PostgreSQL and 1,000,000 on SQLite) it
    tombstones, a week of attempts, a month of deliveries (1% `outcome_unknown`) with their
    attempts, audit events, 90 days of maintenance runs, and a purge backlog (the oldest
    ~9% of receipts expired, as a 30-day retention leaves them when the purge falls
-   behind). A table `bench_scale_loaded` records the load; a dataset that has one is not
-   loaded again (only `migrate` runs, so the numbers can be taken again on newer code);
+   behind), topped up where it is smaller to BACKLOG_MINIMUM rows due for every purge,
+   so that each purge's timed batch of 1000 is a full one at the baseline too. A table
+   `bench_scale_loaded` records the load; a dataset that has one is not loaded again
+   (only `migrate` runs, so the numbers can be taken again on newer code);
 2. serves it as production does (gunicorn -c deploy/gunicorn.conf.py, 2 workers, DEBUG
    off) and logs in through /console/login/ as a superuser made for the bench;
 3. times to first byte (response headers; Django sends them once the page is rendered),
    median of 3 after one untimed request: every console page, each list's first, next
    and last page (by the nav's rel links, or the old `?page=N`), the entries' hidden
    filter and searches, deliveries by state; each purge's batch (batch_size 1000, a dry
-   run: rolled back) and the forecast in a process of their own; the agent side;
+   run: rolled back) and the forecast beat job (`forecast_record`, as `forecast-purges`
+   runs it) in a process of their own; the agent side;
 4. prints the table (page or job | baseline | N | ratio), flagging anything over 1 s or
    over twice the baseline, and writes it to var/bench-scale-<engine>-<N>.md.
 
@@ -64,6 +67,9 @@ COMMON_WORD = "retry"
 OPERATOR = ("scale-operator", "scale-operator-password-1")
 SPAN = timedelta(days=33)  # entries' age span: a 30-day retention and 3 days' backlog
 RECEIPT_RETENTION = timedelta(days=30)
+# Rows due for every purge at least, so that its timed batch of 1000 is a full one at the
+# baseline as at N (at millions the backlogs are far larger already and nothing is added).
+BACKLOG_MINIMUM = 1_500
 
 
 def is_postgres(url: str) -> bool:
@@ -304,11 +310,22 @@ def _load(n: int) -> dict:
     copies = max(1, math.ceil(n / seeded))
     span = SPAN.total_seconds()
 
-    def timed(name: str, statement: str, params: dict | None = None) -> None:
+    def timed(name: str, statement: str, params: dict | None = None) -> int:
         clock = time.monotonic()
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(statement, {"now": now_text, "m": m, **(params or {})})
+            written = cursor.rowcount
         steps[name] = round(steps.get(name, 0) + time.monotonic() - clock, 1)
+        return written
+
+    def top_up(name: str, due: str, statement: str, params: dict | None = None) -> None:
+        """`statement` writes `%(count)s` rows more when `due` counts fewer than
+        BACKLOG_MINIMUM rows due for the purge."""
+        with connection.cursor() as cursor:
+            cursor.execute(due, {"now": now_text, "m": m})
+            missing = max(0, BACKLOG_MINIMUM - cursor.fetchone()[0])
+        written = timed(name, statement, {"count": missing, **(params or {})}) if missing else 0
+        steps[f"{name}, rows added"] = written
 
     with transaction.atomic(), connection.cursor() as cursor:
         schema = _index_names(cursor, sql.pg)
@@ -363,6 +380,24 @@ def _load(n: int) -> dict:
     if sql.pg:
         timed("entries", "SELECT setval(pg_get_serial_sequence('board_entry', 'id'), "
                          "(SELECT max(id) FROM board_entry))")
+    # Deleted entries past the deletion policy (30 days): 0.5% of the oldest 3 days' is
+    # 2,250 at 5,000,000 but 22 at 50,000. The oldest copies' entries make up the rest,
+    # deleted an hour after they were written like the others (before their receipts are
+    # written, which take both moments from them). Under ~20,000 entries too few are that
+    # old: the youngest of them are moved back to just past the policy.
+    past = sql.moment("%(now)s", str(-(RECEIPT_RETENTION.total_seconds() + 7200)))
+    top_up("deletion backlog",
+           f"SELECT count(*) FROM board_entry WHERE deleted_at < "
+           f"{sql.moment('%(now)s', str(-RECEIPT_RETENTION.total_seconds()))}", f"""
+        UPDATE board_entry SET
+            created_at = CASE WHEN created_at < {past} THEN created_at ELSE {past} END,
+            deleted_at = {sql.moment(f"CASE WHEN created_at < {past} THEN created_at "
+                                     f"ELSE {past} END", '3600')},
+            body = '', title = CASE WHEN type = 'question' THEN '' END, actor_name = '',
+            actor_model = '', actor_trigger = ''
+        WHERE id IN (SELECT id FROM board_entry WHERE id > %(m)s AND deleted_at IS NULL
+            ORDER BY id LIMIT %(count)s)
+    """)
     # A rare word in three entries (not deleted ones: their text is gone).
     timed("search words", f"""
         UPDATE board_entry SET body = body || ' {RARE_WORD}'
@@ -390,6 +425,15 @@ def _load(n: int) -> dict:
             receipt_expires_at = {expires}
         FROM board_entry e WHERE e.id = receipts_receipt.result_id AND e.id <= %(m)s
     """)
+    # Under ~12,000 entries the oldest 9% are fewer than the minimum: the next oldest
+    # receipts expire an hour ago, as a shorter entry policy would have had them.
+    moment_now = sql.moment("%(now)s", "0")
+    top_up("thread backlog",
+           f"SELECT count(*) FROM receipts_receipt WHERE receipt_expires_at < {moment_now}", f"""
+        UPDATE receipts_receipt SET receipt_expires_at = {sql.moment('%(now)s', '-3600')}
+        WHERE id IN (SELECT id FROM receipts_receipt WHERE receipt_expires_at >= {moment_now}
+            ORDER BY receipt_expires_at, id LIMIT %(count)s)
+    """)
     # Numbers 0 .. 9M by two factors of bench_scale_n, for the tables not made of entries.
     numbers = "(SELECT a.i * 3000 + b.i AS i FROM bench_scale_n a CROSS JOIN bench_scale_n b " \
               "WHERE a.i <= %(count)s / 3000 AND b.i < 3000 AND a.i * 3000 + b.i < %(count)s) s"
@@ -400,6 +444,12 @@ def _load(n: int) -> dict:
             {sql.day('%(now)s', '(s.i %% 90) - 3')}
         FROM {numbers}
     """, {"count": tombstones})
+    top_up("tombstone backlog",
+           "SELECT count(*) FROM receipts_tombstone "
+           f"WHERE expires_at <= {sql.day('%(now)s', '-1')}", f"""
+        INSERT INTO receipts_tombstone (key, reason, expires_at)
+        SELECT {sql.uuid()}, 1, {sql.day('%(now)s', '-3')} FROM {numbers}
+    """)
     attempts = n // 10
     week = timedelta(days=7.5).total_seconds()
     timed("attempts", f"""
@@ -410,6 +460,14 @@ def _load(n: int) -> dict:
             {sql.moment('%(now)s', f'-(s.i * 1.0 / %(count)s) * {week}')}
         FROM {numbers}
     """, {"count": attempts})
+    top_up("attempt backlog",
+           f"SELECT count(*) FROM receipts_attempt WHERE created_at < "
+           f"{sql.moment('%(now)s', str(-timedelta(days=7, hours=1).total_seconds()))}", f"""
+        INSERT INTO receipts_attempt (identity, receipt_id, route, outcome, detail, created_at)
+        SELECT {sql.uuid()}, 1 + s.i, 'api', 'replayed', '',
+            {sql.moment('%(now)s', f'-{timedelta(days=7, hours=6).total_seconds()} - s.i')}
+        FROM {numbers}
+    """)
     endpoint = Endpoint.objects.create(
         name="scale-receiver", url="https://receiver.example.org/settle",
         secret="whsec_" + "A" * 43,
@@ -432,6 +490,18 @@ def _load(n: int) -> dict:
             CASE WHEN s.i %% 100 = 0 THEN NULL ELSE {sql.moment(created, '2')} END
         FROM {numbers}
     """, {"count": deliveries, "endpoint": endpoint.pk, "max_id": copies * m})
+    settled_long_ago = sql.moment("%(now)s", f"-{timedelta(days=40).total_seconds()} - s.i")
+    top_up("delivery backlog",
+           "SELECT count(*) FROM maintenance_delivery WHERE settled_at < "
+           f"{sql.moment('%(now)s', str(-timedelta(days=30, hours=1).total_seconds()))}", f"""
+        INSERT INTO maintenance_delivery (id, endpoint_id, entry_id, state, attempts,
+            current_attempt, next_attempt_at, lease_expires_at, deadline_at, unanswered,
+            lookup_due, note, created_at, settled_at)
+        SELECT {sql.uuid()}, %(endpoint)s, %(max_id)s - s.i, 'succeeded', 1, {sql.uuid()},
+            NULL, NULL, {sql.moment(settled_long_ago, '86400')}, {sql.true('1 = 0')},
+            {sql.true('1 = 0')}, '', {sql.moment(settled_long_ago, '-2')}, {settled_long_ago}
+        FROM {numbers}
+    """, {"endpoint": endpoint.pk, "max_id": copies * m})
     timed("deliveries", f"""
         INSERT INTO maintenance_deliveryattempt (attempt_id, delivery_id, kind, started_at,
             duration_ms, status_code, error, request_left)
@@ -452,6 +522,17 @@ def _load(n: int) -> dict:
             'entry', {sql.json("'[' || (1 + s.i) || ']'")}, 'benchmark dataset', {sql.json("'{}'")}
         FROM {numbers}
     """, {"count": events})
+    # Audit events stay a year and the ones above span 90 days: none would be due.
+    top_up("audit event backlog",
+           "SELECT count(*) FROM moderation_auditevent WHERE created_at < "
+           f"{sql.moment('%(now)s', str(-timedelta(days=366).total_seconds()))}", f"""
+        INSERT INTO moderation_auditevent (created_at, actor, action, target_type,
+            target_ids, reason, details)
+        SELECT {sql.moment('%(now)s', f'-{timedelta(days=400).total_seconds()} - s.i * 60')},
+            'operator', 'entry_hide', 'entry', {sql.json("'[' || (1 + s.i) || ']'")},
+            'benchmark dataset', {sql.json("'{}'")}
+        FROM {numbers}
+    """)
     from maintenance.forecast import JOBS, REMOVED_KEY
 
     runs = 0
@@ -558,8 +639,10 @@ def jobs() -> None:
     forecast.receipts_expiring_by_day(now=timezone.now())
     results["job: receipts expiring per day (chart)"] = [time.perf_counter() - clock]
     clock = time.perf_counter()
-    forecast.purge_forecast(now=timezone.now())
-    results["job: purge forecast (dry runs)"] = [time.perf_counter() - clock]
+    # The beat job as it runs (forecast-purges): each dry run counted up to the bound, the
+    # expiry chart, the tombstones' estimate, recorded.
+    forecast.forecast_record(now=timezone.now())
+    results["job: purge forecast (forecast-purges)"] = [time.perf_counter() - clock]
     print(json.dumps(results))
 
 
