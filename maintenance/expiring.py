@@ -11,8 +11,8 @@ expire. Counting as posts are written would cost every post a write to a shared 
 and issue 41 holds a post to its WAL; so the forecast job keeps it, just before it reads
 it (`expiring_roll_up`).
 
-Each run recounts every minute from a little before its last run (`LATE_COMMIT`, as the
-dashboard's rollup does) to now: the entries written in those minutes by `entry_created`
+Each run recounts every minute from a little before the last one it counted (`LATE_COMMIT`,
+as the dashboard's rollup does) to now: the entries written in those minutes by `entry_created`
 and their receipts by `receipt_result_id`, and the receipts deleted in them by
 `receipt_deleted`. A receipt is written in its entry's transaction with the entry's own
 `created_at` as its `first_seen_at`, so the two indexes find the same minutes. The work
@@ -53,10 +53,11 @@ class RollUp:
 
 
 def expiring_roll_up(*, now: datetime) -> RollUp:
-    """Count the receipts written and deleted per minute from shortly before the last run
-    to `now` (every live receipt on the first run), by the minute they expire, and drop
+    """Count the receipts written and deleted per minute from shortly before the last
+    minute counted to `now` (every live receipt on the first run), by the minute they expire, and drop
     the rows of days gone by."""
-    last = ExpiringReceipts.objects.aggregate(last=Max("rolled_up_at"))["last"]
+    # The last minute counted, by the unique index: no run counted anything after it.
+    last = ExpiringReceipts.objects.aggregate(last=Max("minute"))["last"]
     receipts = Receipt.objects.filter(operation=POST_ENTRY)
     if last is None:
         since = None

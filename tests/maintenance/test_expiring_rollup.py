@@ -67,10 +67,10 @@ def test_two_principals_with_their_own_retention_land_on_different_days(agent, t
 def test_a_post_stamped_before_a_run_and_committed_after_it_is_counted_by_the_next(
     agent, time_machine
 ):
-    # given: a run at noon with a post before it, then a post stamped a minute before the
-    # run (its transaction began before and committed after)
-    post_at(time_machine, agent, NOON - timedelta(hours=1))
-    expiring_roll_up(now=NOON)
+    # given: a run that counted a post of its minute, then a post stamped a minute
+    # before that one (its transaction began before the run and committed after)
+    post_at(time_machine, agent, NOON)
+    expiring_roll_up(now=NOON + timedelta(seconds=20))
     post_at(time_machine, agent, NOON - timedelta(minutes=1))
     assert bars(NOON + timedelta(minutes=2)) == {"2030-04-09": 1}
 
@@ -81,17 +81,19 @@ def test_a_post_stamped_before_a_run_and_committed_after_it_is_counted_by_the_ne
     assert bars(NOON + timedelta(minutes=2)) == {"2030-04-09": 2}
 
 
-def test_a_run_counts_only_the_minutes_since_its_last_not_every_receipt(agent, time_machine):
-    # given: a first run, then a receipt that appears stamped an hour before it
+def test_a_run_counts_only_the_minutes_since_the_last_it_counted(agent, time_machine):
+    # given: a run that counted a post a minute before it, then a receipt that appears
+    # stamped an hour before that
     post_at(time_machine, agent, NOON - timedelta(hours=2))
+    post_at(time_machine, agent, NOON - timedelta(minutes=1))
     expiring_roll_up(now=NOON)
     post_at(time_machine, agent, NOON - timedelta(hours=1))
 
     # when
     expiring_roll_up(now=NOON + timedelta(minutes=1))
 
-    # then: the run looked at its own minutes only, so the old stamp went unseen
-    assert bars(NOON + timedelta(minutes=2)) == {"2030-04-09": 1}
+    # then: the run looked at its own minutes only, not at every receipt
+    assert bars(NOON + timedelta(minutes=2)) == {"2030-04-09": 2}
 
 
 def test_the_first_run_counts_every_live_receipt_once(agent, time_machine):
