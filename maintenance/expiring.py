@@ -4,22 +4,22 @@ Design note
 -----------
 Counting the receipts that expire in the next 30 days counts, at the default 30-day
 retention, every live receipt: 2.64 s at 5 million entries, more as the board grows
-(SPEC 11.7). A receipt's `receipt_expires_at` is fixed when it is written, so the
-count can be kept instead, in `ExpiringReceipts`: receipts per minute written and minute
-they expire, and, in `deleted` rows, receipts per minute deleted and minute they were to
-expire. Counting as posts are written would cost every post a write to a shared row,
-and issue 41 holds a post to its WAL; so the forecast job keeps it, just before it reads
-it (`expiring_roll_up`).
+(SPEC 11.7). A receipt's `receipt_expires_at` is fixed when it is written, so the count
+can be kept instead, in `ExpiringReceipts`: receipts per minute written and minute they
+expire, and, in `deleted` rows, receipts per minute deleted and minute they were to
+expire. Counting as posts are written would cost every post a write to a shared row and
+its WAL; so the forecast job keeps it, just before it reads it (`expiring_roll_up`), and
+no index is added to entries or receipts.
 
-Each run recounts every minute from a little before the last one it counted (`LATE_COMMIT`,
-as the dashboard's rollup does) to now: the entries written in those minutes by `entry_created`
-and their receipts by `receipt_result_id`, and the receipts deleted in them by
-`receipt_deleted`. A receipt is written in its entry's transaction with the entry's own
-`created_at` as its `first_seen_at`, so the two indexes find the same minutes. The work
-is the traffic of those minutes, whatever the board holds. Rows are written with an
-upsert, so two runs at once both end with the right counts; rows whose expiry is before
-today are dropped. The first run, finding no rows, counts the live receipts once
-(`receipt_expiry_id`): a one-time cost of what the board holds.
+Each run recounts every minute from a little before the last one it counted
+(`LATE_COMMIT`, as the dashboard's rollup does) to now: the entries written in those
+minutes by `entry_created` and their receipts by `receipt_result_id`, and the receipts
+deleted in them by `receipt_deleted`. A receipt is written in its entry's transaction
+with the entry's own `created_at` as its `first_seen_at`, so both name the same minute.
+The work is the posts and deletes of those minutes, whatever the board holds. Rows are
+written with an upsert, so two runs at once neither fail nor count twice; rows whose
+expiry is before today are dropped. The first run, finding no rows, counts the live
+receipts once: a one-time cost of what the board holds.
 
 The chart (`expiring_by_day`) sums the rows of the whole minutes between now and 30
 days on, less the deleted ones: a receipt's `deleted` row stays after the deletion purge
@@ -54,8 +54,8 @@ class RollUp:
 
 def expiring_roll_up(*, now: datetime) -> RollUp:
     """Count the receipts written and deleted per minute from shortly before the last
-    minute counted to `now` (every live receipt on the first run), by the minute they expire, and drop
-    the rows of days gone by."""
+    minute counted to `now` (every live receipt on the first run), by the minute they
+    expire, and drop the rows of days gone by."""
     # The last minute counted, by the unique index: no run counted anything after it.
     last = ExpiringReceipts.objects.aggregate(last=Max("minute"))["last"]
     receipts = Receipt.objects.filter(operation=POST_ENTRY)
@@ -74,6 +74,8 @@ def expiring_roll_up(*, now: datetime) -> RollUp:
         *_rows(_per_minute(written, "first_seen_at"), deleted=False, now=now),
         *_rows(_per_minute(deleted, "deleted_at"), deleted=True, now=now),
     ]
+    # In the unique key's order: two runs at once lock the rows they share in one order.
+    rows.sort(key=lambda row: (row.minute, row.deleted, row.expires_minute))
     ExpiringReceipts.objects.bulk_create(
         rows, update_conflicts=True, unique_fields=["minute", "deleted", "expires_minute"],
         update_fields=["receipts", "rolled_up_at"], batch_size=500,

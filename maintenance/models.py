@@ -90,8 +90,8 @@ class PurgeForecast(models.Model):
     jobs = models.JSONField(default=dict)
     # The tombstones counted exactly at the same time: {"count": N, "bytes": N, "source": ...}.
     tombstones = models.JSONField(default=dict)
-    # Receipts expiring per day from then, [["YYYY-MM-DD", N], ...]: at a 30-day retention
-    # every live receipt expires within the chart's 30 days, so it is counted here too.
+    # Receipts expiring per day from then, [["YYYY-MM-DD", N], ...], as the job read them
+    # from the rollup it keeps (maintenance/expiring.py).
     expiring = models.JSONField(default=list)
 
     def __str__(self) -> str:
