@@ -31,10 +31,10 @@ force now, by `receipt_deleted`, as the purges go by it.
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, DateTimeField, ExpressionWrapper, F, Max, Q, Sum
-from django.db.models.functions import TruncDate, TruncMinute
+from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import TruncMinute
 
 from board.models import Entry
 from board.retention import policies as retention
@@ -44,6 +44,7 @@ from maintenance.models import ExpiringReceipts
 from receipts.models import Receipt
 
 MINUTE = timedelta(minutes=1)
+UPSERT_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,14 @@ def expiring_roll_up(*, now: datetime) -> RollUp:
     ]
     # In the unique key's order: two runs at once lock the rows they share in one order.
     rows.sort(key=lambda row: (row.minute, row.deleted, row.expires_minute))
-    ExpiringReceipts.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["minute", "deleted", "expires_minute"],
-        update_fields=["receipts", "rolled_up_at"], batch_size=500,
-    )
+    # A transaction a batch: the first run's tens of thousands of rows never hold
+    # SQLite's one writer for long.
+    for at in range(0, len(rows), UPSERT_BATCH):
+        ExpiringReceipts.objects.bulk_create(
+            rows[at:at + UPSERT_BATCH], update_conflicts=True,
+            unique_fields=["minute", "deleted", "expires_minute"],
+            update_fields=["receipts", "rolled_up_at"],
+        )
     ExpiringReceipts.objects.filter(expires_minute__lt=_midnight(now)).delete()
     return RollUp(since=since, rows=len(rows))
 
@@ -99,7 +104,8 @@ def _per_minute(receipts, moment: str):
 def _rows(counted: Iterable, *, deleted: bool, now: datetime) -> list[ExpiringReceipts]:
     return [
         ExpiringReceipts(
-            minute=minute, deleted=deleted, expires_minute=expires, receipts=n, rolled_up_at=now
+            minute=minute, deleted=deleted, expires_minute=expires,
+            expires_on=expires.astimezone(UTC).date(), receipts=n, rolled_up_at=now,
         )
         for minute, expires, n in counted
     ]
@@ -108,54 +114,50 @@ def _rows(counted: Iterable, *, deleted: bool, now: datetime) -> list[ExpiringRe
 def expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[datetime, int]]:
     """Receipts that expire within the next `days` days (after `now`, up to `now + days`),
     per UTC day, zeros included: `days + 1` bars, from the rollup as the last
-    `expiring_roll_up` left it."""
-    start = _midnight(now)
+    `expiring_roll_up` left it.
+
+    No date is computed for each row (SQLite calls back into Python for it): the rollup
+    keeps its rows' day, and deleted receipts are counted by ranges of `deleted_at`."""
     end = now + timedelta(days=days)
-    # Whole minutes from the rollup; the part minutes at both ends from the receipts.
+    bounds = [_midnight(now) + timedelta(days=offset) for offset in range(days + 2)]
+    counts = [0] * (days + 1)
+    # Whole minutes from the rollup; the part minutes at both ends from the receipts,
+    # each within the first or the last day.
     first, last = minute_of(now) + MINUTE, minute_of(end)
-    per_day: dict[date, int] = {}
-    rolled = (
-        ExpiringReceipts.objects.filter(expires_minute__gte=first, expires_minute__lt=last)
-        .annotate(day=TruncDate("expires_minute", tzinfo=UTC))
-        .values("day")
-        .annotate(
-            written=Sum("receipts", filter=Q(deleted=False)),
-            deleted=Sum("receipts", filter=Q(deleted=True)),
-        )
-    )
-    for row in rolled:
-        _add(per_day, row["day"], (row["written"] or 0) - (row["deleted"] or 0))
     live = Receipt.objects.filter(operation=POST_ENTRY, deleted_at__isnull=True)
-    for low, high in ((Q(receipt_expires_at__gt=now), Q(receipt_expires_at__lt=first)),
-                      (Q(receipt_expires_at__gte=last), Q(receipt_expires_at__lte=end))):
-        for moment in live.filter(low, high).values_list("receipt_expires_at", flat=True):
-            _add(per_day, moment.astimezone(UTC).date(), 1)
-    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
-    # Counted per day by the database from `deleted_at` alone, so PostgreSQL answers from
-    # the index without the table and no row comes back per receipt.
-    deleted = (
-        Receipt.objects.filter(
-            deleted_at__isnull=False, deleted_at__gt=now - deletion,
-            deleted_at__lte=end - deletion,
+    if first >= last:
+        counts[-1] += live.filter(receipt_expires_at__gt=now, receipt_expires_at__lte=end).count()
+    else:
+        rolled = (
+            ExpiringReceipts.objects.filter(expires_minute__gte=first, expires_minute__lt=last)
+            .values("expires_on")
+            .annotate(
+                written=Sum("receipts", filter=Q(deleted=False)),
+                deleted=Sum("receipts", filter=Q(deleted=True)),
+            )
+            .values_list("expires_on", "written", "deleted")
         )
-        .annotate(day=TruncDate(
-            ExpressionWrapper(F("deleted_at") + deletion, output_field=DateTimeField()),
-            tzinfo=UTC,
+        offsets = {bounds[offset].date(): offset for offset in range(days + 1)}
+        for day, written, deleted in rolled:
+            counts[offsets[day]] += (written or 0) - (deleted or 0)
+        counts[0] += live.filter(receipt_expires_at__gt=now, receipt_expires_at__lt=first).count()
+        counts[-1] += live.filter(
+            receipt_expires_at__gte=last, receipt_expires_at__lte=end
+        ).count()
+    # A deleted receipt on the day of `deleted_at` plus the deletion policy, by ranges of
+    # `deleted_at` alone, so PostgreSQL answers from the index without the table.
+    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
+    shifted = Receipt.objects.filter(
+        deleted_at__isnull=False, deleted_at__gt=now - deletion, deleted_at__lte=end - deletion,
+    ).aggregate(**{
+        f"on_{offset}": Count("id", filter=Q(
+            deleted_at__gte=bounds[offset] - deletion, deleted_at__lt=bounds[offset + 1] - deletion
         ))
-        .values("day")
-        .annotate(n=Count("*"))
-        .values_list("day", "n")
-    )
-    for day, n in deleted:
-        _add(per_day, day, n)
-    return [
-        (start + timedelta(days=offset), per_day.get((start + timedelta(days=offset)).date(), 0))
         for offset in range(days + 1)
-    ]
-
-
-def _add(per_day: dict[date, int], day: date, n: int) -> None:
-    per_day[day] = per_day.get(day, 0) + n
+    })
+    for offset in range(days + 1):
+        counts[offset] += shifted[f"on_{offset}"]
+    return list(zip(bounds[:-1], counts, strict=True))
 
 
 def _midnight(now: datetime) -> datetime:

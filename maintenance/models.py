@@ -62,6 +62,9 @@ class ExpiringReceipts(models.Model):
     minute = models.DateTimeField()
     deleted = models.BooleanField(default=False)
     expires_minute = models.DateTimeField()
+    # The UTC day of `expires_minute`, kept so the chart groups by a column: SQLite
+    # computes a date by calling back into Python for each row.
+    expires_on = models.DateField()
     receipts = models.PositiveIntegerField(default=0)
     rolled_up_at = models.DateTimeField()
 

@@ -19,6 +19,7 @@ class Migration(migrations.Migration):
                 ('minute', models.DateTimeField()),
                 ('deleted', models.BooleanField(default=False)),
                 ('expires_minute', models.DateTimeField()),
+                ('expires_on', models.DateField()),
                 ('receipts', models.PositiveIntegerField(default=0)),
                 ('rolled_up_at', models.DateTimeField()),
             ],
