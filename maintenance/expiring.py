@@ -22,7 +22,8 @@ expiry is before today are dropped. The first run, finding no rows, counts the l
 receipts once: a one-time cost of what the board holds.
 
 The chart (`expiring_by_day`) sums the rows of the whole minutes between now and 30
-days on, less the deleted ones: a receipt's `deleted` row stays after the deletion purge
+days on by the UTC day each row keeps (`expires_on`: SQLite would compute a date for
+each row in Python), less the deleted ones: a receipt's `deleted` row stays after the deletion purge
 removes it, so one deleted early is not counted at its old expiry. The two part minutes
 at the ends are counted from the receipts themselves (at most a minute of expiries
 each), and a deleted receipt is counted at `deleted_at` plus the `deletion` policy in

@@ -64,6 +64,24 @@ def test_two_principals_with_their_own_retention_land_on_different_days(agent, t
     assert bars(later) == {"2030-03-17": 1, "2030-03-18": 1, "2030-04-09": 1}
 
 
+def test_the_bars_run_from_now_to_the_same_time_thirty_days_on(agent, time_machine):
+    # given: receipts expiring an hour before and after the read, and an hour before and
+    # after the same time thirty days on
+    hourly = issue_agent("hourly", entry_retention=3600)
+    monthly = issue_agent("monthly", entry_retention=31 * 86400)
+    post_at(time_machine, hourly, NOON - timedelta(hours=2))
+    post_at(time_machine, hourly, NOON)
+    post_at(time_machine, monthly, NOON - DAY - timedelta(hours=1))
+    post_at(time_machine, monthly, NOON - DAY + timedelta(hours=1))
+
+    # when
+    now = NOON + timedelta(minutes=5)
+    expiring_roll_up(now=now)
+
+    # then: the first bar holds what expires after now, the last what expires up to then
+    assert bars(now) == {"2030-03-10": 1, "2030-04-09": 1}
+
+
 def test_a_post_stamped_before_a_run_and_committed_after_it_is_counted_by_the_next(
     agent, time_machine
 ):
