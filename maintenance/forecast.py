@@ -23,9 +23,11 @@ then count deleted replies' receipts the thread purge would have taken). Rows a 
 keeps are walked but not counted, so a hold over a large backlog lengthens the run as is
 by that backlog, as it lengthens every purge's own run.
 
-The receipts expiring per day over the next 30 days are recorded with it: with the
-default 30-day retention every live receipt expires within those days, so counting them
-costs what the board holds, which a page may not pay (SPEC 11.7). What else the page
+The receipts expiring per day over the next 30 days are recorded with it, from a rollup
+the same job brings up to date first (maintenance/expiring.py): with the default 30-day
+retention every live receipt expires within those days, so counting them would cost
+what the board holds (SPEC 11.7); the rollup costs the posts since its last count and
+a read of at most a row a minute for each retention in use. What else the page
 reads is bounded by index: the last runs of each job by `run_job_latest`; the
 tombstones' number an estimate (`tombstones_estimate`), which the job records too.
 
@@ -39,16 +41,13 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
-from django.db.models.functions import TruncDate
 
 from board.models import Hold
-from board.retention import policies as retention
 from maintenance import purges, selectors
 from maintenance.batches import PurgeResult
 from maintenance.deliveries import purge as delivery_purge
+from maintenance.expiring import expiring_by_day, expiring_roll_up
 from maintenance.models import MaintenanceRun, PurgeForecast
-from receipts.models import Receipt
 
 # The count a job's `removed` is read from, as the job records it in MaintenanceRun.counts.
 REMOVED_KEY = {
@@ -156,43 +155,11 @@ def receipts_expiring_by_day(*, now: datetime, days: int = 30) -> list[tuple[dat
     zeros included, so `days + 1` bars.
 
     A live receipt expires at its `receipt_expires_at`; a deleted one at `deleted_at`
-    plus the `deletion` policy in force now, the moment the purges go by. Two range
-    scans, one per index (`receipt_expiry_id`, `receipt_deleted`), each bounded by what
-    expires in those days; deleted receipts are few, so the live count is the range less
-    the deleted receipts within it."""
-    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    end = now + timedelta(days=days)
-    deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
-    per_day: dict = {}
-
-    def add(rows, sign: int = 1) -> None:
-        for row in rows:
-            per_day[row["day"]] = per_day.get(row["day"], 0) + sign * row["n"]
-
-    expiring = Receipt.objects.filter(receipt_expires_at__gt=now, receipt_expires_at__lte=end)
-    by_day = TruncDate("receipt_expires_at")
-    add(expiring.annotate(day=by_day).values("day").annotate(n=Count("id")))
-    add(
-        expiring.filter(deleted_at__isnull=False)
-        .annotate(day=by_day).values("day").annotate(n=Count("id")),
-        sign=-1,
-    )
-    deleted = (
-        Receipt.objects.filter(
-            deleted_at__isnull=False, deleted_at__gt=now - deletion,
-            deleted_at__lte=end - deletion,
-        )
-        .values_list("deleted_at", flat=True)
-    )
-    # Shifted in Python: the deletion policy is an interval, added alike on both engines.
-    for moment in deleted:
-        day = (moment + deletion).date()
-        per_day[day] = per_day.get(day, 0) + 1
-    out = []
-    for offset in range(days + 1):
-        day = start + timedelta(days=offset)
-        out.append((day, per_day.get(day.date(), 0)))
-    return out
+    plus the `deletion` policy in force now, the moment the purges go by. Counted from
+    the rollup of maintenance/expiring.py, brought up to date first: the work is the
+    posts and deletes since the last count, whatever the board holds."""
+    expiring_roll_up(now=now)
+    return expiring_by_day(now=now, days=days)
 
 
 def recent_runs(*, per_job: int = 30) -> dict[str, list[MaintenanceRun]]:

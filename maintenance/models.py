@@ -54,6 +54,40 @@ class ActivityMinute(models.Model):
         return f"{self.minute:%Y-%m-%d %H:%M}: {self.posts} posts"
 
 
+class ExpiringReceipts(models.Model):
+    """Receipts of posts by the minute they were written and the minute they expire; a
+    `deleted` row counts instead the receipts deleted in its minute, by the minute they
+    were to expire.
+
+    Kept by the forecast job (maintenance/expiring.py) so the retention page's chart of
+    receipts expiring per day reads these rows, whatever the size of the board, and the
+    post path writes nothing more.
+    """
+
+    minute = models.DateTimeField()
+    deleted = models.BooleanField(default=False)
+    expires_minute = models.DateTimeField()
+    # The UTC day of `expires_minute`, kept so the chart groups by a column: SQLite
+    # computes a date by calling back into Python for each row.
+    expires_on = models.DateField()
+    receipts = models.PositiveIntegerField(default=0)
+    rolled_up_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["minute", "deleted", "expires_minute"], name="expiring_one_per_minute"
+            ),
+        ]
+        # The chart reads a range of expiries; the job drops the days gone by the same.
+        indexes = [models.Index(fields=["expires_minute"], name="expiring_by_expiry")]
+
+    def __str__(self) -> str:
+        kind = "deleted" if self.deleted else "written"
+        return (f"{self.receipts} {kind} at {self.minute:%Y-%m-%d %H:%M}, "
+                f"expiring {self.expires_minute:%Y-%m-%d %H:%M}")
+
+
 class PurgeForecast(models.Model):
     """The last dry run of every purge (SPEC 8.3), recorded by a beat job so the
     retention page shows it without running one. Only the newest row is kept."""
@@ -64,8 +98,8 @@ class PurgeForecast(models.Model):
     jobs = models.JSONField(default=dict)
     # The tombstones counted exactly at the same time: {"count": N, "bytes": N, "source": ...}.
     tombstones = models.JSONField(default=dict)
-    # Receipts expiring per day from then, [["YYYY-MM-DD", N], ...]: at a 30-day retention
-    # every live receipt expires within the chart's 30 days, so it is counted here too.
+    # Receipts expiring per day from then, [["YYYY-MM-DD", N], ...], as the job read them
+    # from the rollup it keeps (maintenance/expiring.py).
     expiring = models.JSONField(default=list)
 
     def __str__(self) -> str:
@@ -83,4 +117,6 @@ class RunLock(models.Model):
     expires_at = models.DateTimeField()
 
 
-__all__ = ["ActivityMinute", "MaintenanceRun", "PurgeForecast", "RunLock"]
+__all__ = [
+    "ActivityMinute", "ExpiringReceipts", "MaintenanceRun", "PurgeForecast", "RunLock",
+]

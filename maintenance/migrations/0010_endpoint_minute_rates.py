@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('maintenance', '0008_drop_delivery_unknown_created'),
+        ('maintenance', '0009_expiring_receipts_rollup'),
     ]
 
     operations = [

@@ -635,6 +635,13 @@ def jobs() -> None:
             purge(now=timezone.now(), batch_size=1000, time_budget=timedelta(0), dry_run=True)
             times.append(time.perf_counter() - clock)
         results[f"job: {job}, one batch of 1000"] = times
+    # The chart's rollup counts the live receipts on its first run only (the dataset is
+    # loaded without it); what the forecast job pays every 15 minutes is the next run.
+    clock = time.perf_counter()
+    forecast.receipts_expiring_by_day(now=timezone.now() - timedelta(minutes=15))
+    results["job: receipts expiring per day (chart), first run, once"] = [
+        time.perf_counter() - clock
+    ]
     clock = time.perf_counter()
     forecast.receipts_expiring_by_day(now=timezone.now())
     results["job: receipts expiring per day (chart)"] = [time.perf_counter() - clock]
