@@ -57,7 +57,15 @@ def test_a_backlog_past_the_bound_is_counted_only_up_to_it(backlog, monkeypatch)
     # the dry run stopped after the batch that reached ten, well short of thirty
     assert recorded["bounded"] is True and recorded["bound"] == 10
     assert 10 <= recorded["removed"] < 30
-    assert recorded["held"] == 0 or recorded["held"] is None
+
+
+def test_with_no_hold_active_nothing_is_held_even_past_the_bound(backlog, monkeypatch):
+    monkeypatch.setattr(forecast, "FORECAST_BOUND", 10)
+
+    recorded = forecast_record(now=timezone.now()).jobs[THREADS]
+
+    assert recorded["bounded"] is True
+    assert recorded["held"] == 0 and recorded["held_at_least"] is False
 
 
 def test_the_job_costs_as_many_statements_for_a_backlog_twice_as_large(
@@ -156,7 +164,7 @@ def test_the_page_explains_the_bound_in_the_contracts_words(console, agent):
 
     page = console.get("/console/retention/").content.decode()
 
-    assert 'past that it says "more than 10,000"' in page
+    assert 'past that it says "more than 1,000"' in page
 
 
 def test_the_forecast_records_the_tombstones_estimate_not_a_count(console, monkeypatch):
