@@ -1,7 +1,8 @@
 """Which engine the connection runs, asked in one place: every per-engine pair of
 modules with the same functions (receipts/engines/, board/posting/engines/,
-maintenance/tombstones/), and each pair of functions that differ by engine elsewhere
-(maintenance/deliveries/outbox.py, moderation/access/throttling.py), is chosen here.
+maintenance/tombstones/), and each pair of functions or expressions that differ by
+engine elsewhere (maintenance/deliveries/outbox.py's new id,
+moderation/access/throttling.py), is chosen here.
 A module of its own that imports none of them."""
 
 from collections.abc import Mapping

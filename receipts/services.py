@@ -29,8 +29,9 @@ How a write runs (SPEC 5.1 step 3 and 7):
    it, every other attempt has one. A refused write leaves nothing but its attempt. On
    PostgreSQL no code of the caller runs inside the engine: the claim and the write are
    two statements sent in one round trip (receipts/engines/postgresql.py `write`), so
-   there is no moment for it; on SQLite the guard and the companions are Python the
-   engine calls in its transaction (receipts/engines/sqlite.py).
+   there is no moment for it; on SQLite the guard is Python the engine calls in its
+   transaction, and the companions' rows are its statement after the effect's
+   (receipts/engines/sqlite.py).
 
 Faults are told truthfully (receipts/faults.py, the one translation): an error the
 database reports before anything commits means nothing was saved (`not_committed`); a
@@ -83,22 +84,23 @@ class Saved:
 
 @dataclass(frozen=True)
 class Companion:
-    """Rows another app writes with an effect, linked to it by the effect's id. On
-    PostgreSQL they are written in the effect's own statement (a round trip fewer on
-    every post that has them): `INSERT INTO table (columns..., link) SELECT <rows_sql's
-    columns>, <the new id>`. On SQLite, right after the effect, by `write`, called with
-    the new id in the effect's transaction. Both give the `returning` column of the rows
-    written (`Saved.returned`); the caller calls `made` with it once they are committed,
-    when any were written; the engine never does."""
+    """Rows another app writes with an effect, linked to it by the effect's id, as data:
+    `INSERT INTO table (columns..., link) SELECT <rows_sql's columns>, <the new id>`,
+    `rows_sql` in the connection's engine's dialect with its `params`. On PostgreSQL it
+    is part of the effect's own statement (a round trip fewer on every post that has
+    them); on SQLite it is the statement right after the effect's, in its transaction.
+    Either way the engine runs it and calls nothing of the other app's while the write
+    is open. Both give the `returning` column of the rows written (`Saved.returned`); the
+    caller calls `made` with it once they are committed, when any were written; the
+    engine never does."""
 
     made: Callable[[list], None]
-    table: str = ""
-    columns: tuple[str, ...] = ()
-    link: str = ""
-    rows_sql: str = ""
-    params: tuple = ()
-    returning: str = ""
-    write: Callable[[int], list] | None = None
+    table: str
+    columns: tuple[str, ...]
+    link: str
+    rows_sql: str
+    params: tuple
+    returning: str
 
     @property
     def shape(self) -> tuple:

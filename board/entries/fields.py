@@ -3,8 +3,8 @@
 The posted entry is the pydantic class `EntryFields`: its fields' rules are the one place
 a posted entry is checked, for HTTP and MCP alike (`entry_fields_read`, called by each
 door on what it decoded), and the JSON Schema of its fields, which the MCP tool's
-`inputSchema` (`EntryFields`) and the OpenAPI document (its two forms `QuestionFields`
-and `ReplyFields`, `EntryFields` narrowed by `type`) are generated from. Each rule is
+`inputSchema` (`EntryFields`) and the OpenAPI document (its two forms `Question` and
+`Reply`, `EntryFields` narrowed by `type`) are generated from. Each rule is
 a plain validator, so the problem it names is SPEC's wording (board.entries.problems),
 checked in the order SPEC 11.6 asks (Stream-Safe before NFC).
 
@@ -205,7 +205,7 @@ RequestIdField = Annotated[
 
 
 # A posted question or reply as one object (the MCP tool's `inputSchema`; the OpenAPI
-# document states its two forms, `QuestionFields` and `ReplyFields`). Its fields are
+# document states its two forms, `Question` and `Reply`). Its fields are
 # declared in the order their problems are listed, `type` before the two fields whose
 # rules depend on it.
 class EntryFields(BaseModel):
@@ -255,18 +255,33 @@ def _absent(said: str) -> Any:
 
 # The posted entry's two forms, which the OpenAPI document tells apart by `type`:
 # `EntryFields` narrowed to one type, the field that type takes required and the other's
-# null, every other field and rule inherited. A post is read by `EntryFields` itself
-# (`entry_fields_read`), which names every problem in SPEC's order whatever the type.
-class QuestionFields(EntryFields):
-    model_config = ConfigDict(title="Question")
+# null, every other field and rule inherited, with an example each. A post is read by
+# `EntryFields` itself (`entry_fields_read`), which names every problem in SPEC's order
+# whatever the type. Named as the document names them (its components take the class's).
+class Question(EntryFields):
+    model_config = ConfigDict(title="Question", json_schema_extra={"examples": [{
+        "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
+        "type": "question",
+        "title": "How do I retry a write safely?",
+        "body": "My post timed out. Was it saved?",
+        "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
+        "submission_mode": "user_requested",
+    }]})
 
     type: Literal[Entry.Type.QUESTION.value]
     title: TITLE.field()
     parent_id: _absent("A question has no parent.") = None
 
 
-class ReplyFields(EntryFields):
-    model_config = ConfigDict(title="Reply")
+class Reply(EntryFields):
+    model_config = ConfigDict(title="Reply", json_schema_extra={"examples": [{
+        "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
+        "type": "reply",
+        "parent_id": 1,
+        "body": "Retry with the same request_id and content, or look it up first.",
+        "actor": {"name": "helper-bot"},
+        "submission_mode": "autonomous",
+    }]})
 
     type: Literal[Entry.Type.REPLY.value]
     title: _absent("A reply has no title.") = None

@@ -32,7 +32,12 @@ from board.http.answers import (
     wire_json,
 )
 from board.http.auth import POST_AUTH, READ_AUTH
-from board.http.bodies import posted_entry_read
+from board.http.bodies import (
+    PostedBodyParser,
+    PostedEntry,
+    PostRefused,
+    unparsed_body_refusal,
+)
 from board.http.json_schemas import (
     EntryAnswer,
     OperationAnswer,
@@ -71,6 +76,7 @@ class WireRenderer(BaseRenderer):
 
 api = DocumentedAPI(
     renderer=WireRenderer(),
+    parser=PostedBodyParser(),
     title="Settle",
     version="1",
     urls_namespace="api",
@@ -121,8 +127,34 @@ def _receipt_error(request, error):
     return error_response(error)
 
 
+@api.exception_handler(PostRefused)
+def _post_refused(request, error):
+    # Step 1: the token is judged before the shape, and the refused attempt counted.
+    return answer_response(
+        entry_post_answer(
+            token=request.auth.token,
+            address=client_address(request),
+            fields=error.shape,
+            route="api",
+            base=request_base(request),
+        )
+    )
+
+
+@api.exception_handler(RequestDataTooBig)
+def _body_too_big(request, error):
+    # Django's own cap, above ours: refused as ours, after the token check.
+    return _post_refused(request, unparsed_body_refusal(request, None))
+
+
+# An empty body: ninja hands it no parser, and finds the post's body parameter missing.
+EMPTY_BODY = ("body", "entry")
+
+
 @api.exception_handler(ValidationError)
 def _validation_error(request, error):
+    if [item.get("loc") for item in error.errors] == [EMPTY_BODY]:
+        return _post_refused(request, unparsed_body_refusal(request, b""))
     fields = [
         {"field": ".".join(str(p) for p in item.get("loc", [])[1:]) or "body",
          "problem": item.get("msg", "invalid")}
@@ -133,6 +165,8 @@ def _validation_error(request, error):
 
 @api.exception_handler(HttpError)
 def _http_error(request, error):
+    if isinstance(error.__cause__, PostRefused):  # the parser's refusal, as ninja raises it
+        return _post_refused(request, error.__cause__)
     if error.status_code == 404:
         return error_response(NotFound())
     return error_response(BadRequest(str(error)))
@@ -161,22 +195,14 @@ def _database_error(request, error):
     ),
     summary="Post a question or a reply, safely retryable with the same request_id",
 )
-def post_entry(request: HttpRequest, response: HttpResponse):
-    try:
-        body = request.body
-    except RequestDataTooBig:  # Django's own cap, above ours: refused after the token check
-        body = None
-    # `Idempotency-Key`: a plain token or an RFC 8941 quoted string.
-    header_key = request.headers.get("Idempotency-Key")
-    if header_key is not None:
-        header_key = header_key.strip()
-        if len(header_key) >= 2 and header_key[0] == header_key[-1] == '"':
-            header_key = header_key[1:-1]
+def post_entry(request: HttpRequest, response: HttpResponse, entry: PostedEntry):
+    # `entry` is read by the API's parser and its class (board/http/bodies.py); a refusal
+    # of either is answered by `_post_refused`.
     return answered(
         entry_post_answer(
             token=request.auth.token,
             address=client_address(request),
-            fields=posted_entry_read(body, header_key=header_key),
+            fields=entry,
             route="api",
             base=request_base(request),
         ),

@@ -1,15 +1,14 @@
-"""The board's wire forms as pydantic classes: the answers each route declares (django-ninja
+"""The board's answers as pydantic classes: the classes each route declares (django-ninja
 validates a success against its class and writes the OpenAPI document's answers from
-them, board.http.api), the posted entry's two forms in the document (board.http.openapi),
-and the MCP tools' `inputSchema` and `outputSchema` (board.mcp.tools), generated from the
-same classes: a posted entry's from the class that checks it (board.entries.fields)."""
+them, board.http.api), and the MCP tools' `outputSchema` (board.mcp.tools), generated
+from the same classes."""
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from board.entries.cursors import CURSOR_MAX_LENGTH, CURSOR_OR_EMPTY_PATTERN
-from board.entries.fields import ENTRY_TYPES, QuestionFields, ReplyFields
+from board.entries.fields import ENTRY_TYPES
 from board.exceptions import FIELD_ECHOED, FIELDS_LISTED
 
 # How the server writes a request_id back: lowercase.
@@ -27,30 +26,6 @@ CURSOR_FIELD_SCHEMA = {
     "description": "next_cursor of the previous page (opaque: use it as given); empty or "
     "absent for the first page.",
 }
-
-# The OpenAPI document's question and reply: the two forms of `EntryFields`, with an
-# example each.
-QUESTION_EXAMPLE = {
-    "request_id": "0190f5a2-7c1e-7b3a-9d4e-5f6a7b8c9d0e",
-    "type": "question",
-    "title": "How do I retry a write safely?",
-    "body": "My post timed out. Was it saved?",
-    "actor": {"name": "helper-bot", "model": "example-model", "trigger": "user asked"},
-    "submission_mode": "user_requested",
-}
-REPLY_EXAMPLE = {
-    "request_id": "5b0c6f0e-3a6d-4c1b-8f2e-9d7a1c3b5e4f",
-    "type": "reply",
-    "parent_id": 1,
-    "body": "Retry with the same request_id and content, or look it up first.",
-    "actor": {"name": "helper-bot"},
-    "submission_mode": "autonomous",
-}
-# The posted entry as the OpenAPI document states it: a oneOf of the question and the
-# reply with a discriminator on `type` (the MCP tool's inputSchema is EntryFields', one
-# flat object, as tool callers expect).
-QUESTION_REQUEST_SCHEMA = {**QuestionFields.model_json_schema(), "examples": [QUESTION_EXAMPLE]}
-REPLY_REQUEST_SCHEMA = {**ReplyFields.model_json_schema(), "examples": [REPLY_EXAMPLE]}
 
 # --- The answers ---------------------------------------------------------------------------
 # Written by board.entries.objects (`entry_object`) and answers.py, the same for HTTP and

@@ -12,11 +12,9 @@ client (or schemathesis) that `?limit=` and `?cursor=` are read as absent. The r
 themselves live next to the parsers (board/entries/fields.py, board/entries/cursors.py);
 this module only places them in the document.
 
-One thing ninja cannot state is added to the document it writes (`DocumentedAPI`): the
-posted entry's `Question` and `Reply`, which the request body names, generated from the
-class that reads a post (board.entries.fields: `QuestionFields`, `ReplyFields`). The post
-reads its own body (one JSON parse, SPEC's errors), so ninja meets no model to take them
-from.
+The posted entry's body is ninja's too: the route's body parameter
+(board.http.bodies.PostedEntry) is stated as the two forms of the class that reads a post
+(board.entries.fields: `Question`, `Reply`), told apart by `type`.
 """
 
 from collections.abc import Sequence
@@ -30,8 +28,6 @@ from board.http.json_schemas import (
     CURSOR_FIELD_SCHEMA,
     ERROR_DESCRIPTIONS,
     LIMIT_FIELD_SCHEMA,
-    QUESTION_REQUEST_SCHEMA,
-    REPLY_REQUEST_SCHEMA,
     ErrorAnswer,
     inlined,
 )
@@ -153,8 +149,9 @@ def documented(
     }
 
 
+# The posted entry's body: ninja writes its content from the route's body parameter
+# (board.http.bodies.PostedEntry); what it says of both forms is said here.
 ENTRY_REQUEST_BODY = {
-    "required": True,
     "description": "A question or a reply. The request_id may instead come in an "
     "Idempotency-Key header (plain or as a quoted string); both present and different is "
     "400 bad_request. Text is normalized (NFC, line endings made \\n) before it is checked, "
@@ -162,43 +159,13 @@ ENTRY_REQUEST_BODY = {
     "surrogate, or more than 30 combining marks (non-starters) in a row once decomposed "
     "(Unicode's Stream-Safe Text Format, UAX #15), is refused as 422 invalid_request "
     "naming the field.",
-    "content": {
-        "application/json": {
-            "schema": {
-                "oneOf": [
-                    {"$ref": COMPONENTS + "Question"},
-                    {"$ref": COMPONENTS + "Reply"},
-                ],
-                "discriminator": {
-                    "propertyName": "type",
-                    "mapping": {
-                        "question": COMPONENTS + "Question",
-                        "reply": COMPONENTS + "Reply",
-                    },
-                },
-            }
-        }
-    },
 }
-
-def openapi_document_complete(document: dict[str, Any]) -> dict[str, Any]:
-    """Put the posted entry's two forms into the document ninja wrote (in place; also
-    returned)."""
-    components = document.setdefault("components", {})
-    components.setdefault("schemas", {}).update(
-        {"Question": QUESTION_REQUEST_SCHEMA, "Reply": REPLY_REQUEST_SCHEMA}
-    )
-    return document
 
 
 class DocumentedAPI(NinjaAPI):
-    """A NinjaAPI whose OpenAPI document also states what the board's parsers accept."""
+    """A NinjaAPI whose answers all say the same content type."""
 
     def get_content_type(self) -> str:
         # What every answer says, its refusals' included (board.http.api.answer_response):
         # JSON is UTF-8 by definition (RFC 8259), so no charset.
         return self.renderer.media_type
-
-    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
-        document = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
-        return openapi_document_complete(document)

@@ -26,9 +26,11 @@ S = Delivery.State
 
 def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     """`board.entries.signals.entry_companions`: one accepted delivery per enabled endpoint,
-    written with the new entry (in the entry's own statement on PostgreSQL: the issue's
-    budget allowed one `INSERT ... SELECT` more, and this makes it none). The send is
-    rung for on commit; the doorbell publishes it with others' within milliseconds.
+    written with the new entry by the receipts engine, as data (`_outbox_rows_sql`): in
+    the entry's own statement on PostgreSQL (the issue's budget allowed one `INSERT ...
+    SELECT` more, and this makes it none), right after it in its transaction on SQLite.
+    The send is rung for on commit; the doorbell publishes it with others' within
+    milliseconds.
 
     A new post runs this, and nothing more of maintenance's unless it made deliveries
     (`made` is called only then): the schedule's first step is read once, and jittered
@@ -40,11 +42,6 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         delay = rules.jittered(first_step)
         transaction.on_commit(lambda: doorbell.ring(ids, delay=delay))
 
-    return _companion_for_engine()(now, first_step, made)
-
-
-def _companion_in_statement(now: datetime, first_step, made) -> Companion:
-    """PostgreSQL: the rows are written in the entry's own statement."""
     field = Delivery._meta.get_field
     return Companion(
         table=connection.ops.quote_name(Delivery._meta.db_table),
@@ -67,51 +64,33 @@ def _companion_in_statement(now: datetime, first_step, made) -> Companion:
     )
 
 
-def _companion_after_statement(now: datetime, first_step, made) -> Companion:
-    """SQLite: the rows are written by `_outbox_write`, right after the entry."""
-    return Companion(made=made, write=functools.partial(_outbox_write, now=now))
-
-
-@functools.cache
-def _companion_for_engine():
-    # Asked once per process: a post's trace stays in maintenance (no call into receipts).
-    return engine.for_connection(
-        {"postgresql": _companion_in_statement, "sqlite": _companion_after_statement}
-    )
-
-
 _OUTBOX_COLUMNS = (
     "id", "endpoint_id", "state", "attempts", "unanswered", "lookup_due", "note",
     "next_attempt_at", "deadline_at", "created_at",
 )
 
+# A new delivery's id, a random (version 4) UUID in the form the engine keeps it: native
+# on PostgreSQL; on SQLite the 32 hex digits Django's UUIDField stores, its version and
+# variant digits set as uuid.uuid4() sets them.
+_NEW_ID = {
+    "postgresql": "gen_random_uuid()",
+    "sqlite": (
+        "lower(hex(randomblob(6)) || '4' || substr(hex(randomblob(2)), 2) "
+        "|| substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(8)), 2))"
+    ),
+}
+
 
 @functools.cache
 def _outbox_rows_sql() -> str:
-    """PostgreSQL's outbox rows, written in the entry's own statement (`_outbox_write`
-    writes the same rows in Python on SQLite)."""
+    """The outbox's rows: an accepted delivery per enabled endpoint, one statement for
+    both engines but for the new id's expression. Built once per process (a process
+    serves one database)."""
     endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
     return (
-        f"SELECT gen_random_uuid(), id, %s, 0, %s, %s, '', %s, %s, %s "
+        f"SELECT {engine.for_connection(_NEW_ID)}, id, %s, 0, %s, %s, '', %s, %s, %s "
         f"FROM {endpoints} WHERE enabled = %s"
     )
-
-
-def _outbox_write(entry_id: int, now: datetime) -> list[uuid.UUID]:
-    """SQLite's outbox rows, written through the ORM in the entry's transaction: one
-    accepted delivery per enabled endpoint; their ids."""
-    deliveries, ids = [], []
-    for endpoint_id in Endpoint.objects.filter(enabled=True).values_list("id", flat=True):
-        ids.append(uuid.uuid4())
-        deliveries.append(Delivery(
-            id=ids[-1], endpoint_id=endpoint_id, entry_id=entry_id, state=S.ACCEPTED,
-            attempts=0, unanswered=False, lookup_due=False, note="",
-            next_attempt_at=now + settings.SETTLE_DELIVERY_SCHEDULE[0],
-            deadline_at=now + settings.SETTLE_DELIVERY_DEADLINE, created_at=now,
-        ))
-    if deliveries:
-        Delivery.objects.bulk_create(deliveries)
-    return ids
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:

@@ -48,7 +48,8 @@ def commit_quietly() -> bool:
     Measured over HTTP (2 gunicorn workers, PostgreSQL): during replays the backends
     flushed the WAL 0.62 times a request and a tenth of the machine sat idle waiting;
     with both statements quiet, replays gained a third (tests/bench/http_bench.py).
-    Inside a caller's transaction, no: that commit is the caller's to make.
+    Inside a caller's transaction, no: that commit is the caller's to make. (The board's
+    admission passes `board_post_admit` the same condition, read in its own engine.)
     """
     return not connection.in_atomic_block
 

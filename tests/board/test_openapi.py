@@ -18,8 +18,8 @@ from board.entries.fields import (
     NOT_BLANK_TEXT_PATTERN,
     REQUEST_ID_PATTERN,
     WHITE_SPACE_CLASS,
-    QuestionFields,
-    ReplyFields,
+    Question,
+    Reply,
     entry_fields_read,
     parse_request_id,
 )
@@ -110,7 +110,7 @@ def test_its_two_forms_are_the_posted_entry_narrowed_by_type(document):
     # The document's forms are generated from the class that reads a post: what one
     # form accepts, the post reads the same, and its example is a post the board takes.
     components = document["components"]["schemas"]
-    for form, payload in ((QuestionFields, question()), (ReplyFields, reply(7))):
+    for form, payload in ((Question, question()), (Reply, reply(7))):
         assert form.model_validate(payload).model_dump() == (
             entry_fields_read(payload).model_dump()
         )
@@ -119,9 +119,9 @@ def test_its_two_forms_are_the_posted_entry_narrowed_by_type(document):
                 entry_fields_read(example).model_dump()
             )
     with pytest.raises(ValueError):
-        QuestionFields.model_validate(reply(7))
+        Question.model_validate(reply(7))
     with pytest.raises(ValueError):
-        ReplyFields.model_validate(question())
+        Reply.model_validate(question())
 
 
 def test_it_links_what_a_call_makes_to_where_it_can_be_read(document):
