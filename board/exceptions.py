@@ -60,6 +60,9 @@ class MethodNotAllowed(BoardError):
 # problems, each field name (which may echo a client's key) cut, and counts the rest.
 FIELDS_LISTED = 20
 FIELD_ECHOED = 64
+# Every JSON-RPC answer over MCP echoes the request's id, refusals included: a string id
+# longer than this is refused as no id (JSON's integers stop at 4,300 digits).
+RPC_ID_LONGEST = 1000
 
 
 class InvalidRequest(BoardError):
