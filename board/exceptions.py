@@ -81,7 +81,10 @@ class InvalidRequest(BoardError):
         if self.fields:
             first = self.fields[0]
             said = f"{first['field']}: {first['problem']}"
-            if len(fields) > 1:
+            if self.fields_omitted:
+                said += (f" (and {len(fields) - 1} more problems: error.fields lists the "
+                         f"first {FIELDS_LISTED}, error.fields_omitted counts the rest)")
+            elif len(fields) > 1:
                 said += f" (and {len(fields) - 1} more problems in error.fields)"
         super().__init__(said)
 

@@ -748,3 +748,16 @@ def test_an_id_of_1000_characters_is_answered_with_it_and_a_longer_one_is_no_id(
     assert kept["id"] == "i" * 1000 and "tools" in kept["result"]
     refused = asked("i" * 1001)
     assert refused["id"] is None and refused["error"]["code"] == -32600
+
+
+def test_the_message_of_a_refusal_past_20_problems_says_where_the_others_are_counted(
+    anonymous
+):
+    few = refusal(anonymous.post(keyed_post(unknown_keys(3), "top")), "http")
+    many = refusal(anonymous.post(keyed_post(unknown_keys(100), "top")), "http")
+
+    assert few["message"] == "k0: unknown field (and 2 more problems in error.fields)"
+    assert many["message"] == (
+        "k0: unknown field (and 99 more problems: error.fields lists the first 20, "
+        "error.fields_omitted counts the rest)"
+    )
