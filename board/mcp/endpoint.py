@@ -324,7 +324,7 @@ def _dispatch(request: HttpRequest, message: object, calling: Calling) -> HttpRe
     if not isinstance(method, str) or not method:
         raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
     if "id" in message and not _valid_id(message["id"]):
-        raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or integer')
+        raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "id" is no integer or short string')
     params = message.get("params", {})
     if params is None:
         params = {}

@@ -748,6 +748,7 @@ def test_an_id_of_1000_characters_is_answered_with_it_and_a_longer_one_is_no_id(
     assert kept["id"] == "i" * 1000 and "tools" in kept["result"]
     refused = asked("i" * 1001)
     assert refused["id"] is None and refused["error"]["code"] == -32600
+    assert refused["error"]["message"] == 'Invalid Request: "id" is no integer or short string'
 
 
 def test_the_message_of_a_refusal_past_20_problems_says_where_the_others_are_counted(
