@@ -60,6 +60,9 @@ class MethodNotAllowed(BoardError):
 # problems, each field name (which may echo a client's key) cut, and counts the rest.
 FIELDS_LISTED = 20
 FIELD_ECHOED = 64
+# Every JSON-RPC answer over MCP echoes the request's id, refusals included: a string id
+# longer than this is refused as no id (JSON's integers stop at 4,300 digits).
+RPC_ID_LONGEST = 1000
 
 
 class InvalidRequest(BoardError):
@@ -78,7 +81,10 @@ class InvalidRequest(BoardError):
         if self.fields:
             first = self.fields[0]
             said = f"{first['field']}: {first['problem']}"
-            if len(fields) > 1:
+            if self.fields_omitted:
+                said += (f" (and {len(fields) - 1} more problems: error.fields lists the "
+                         f"first {FIELDS_LISTED}, error.fields_omitted counts the rest)")
+            elif len(fields) > 1:
                 said += f" (and {len(fields) - 1} more problems in error.fields)"
         super().__init__(said)
 

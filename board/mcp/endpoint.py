@@ -43,7 +43,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from board.exceptions import Unauthorized, error_answer
+from board.exceptions import FIELD_ECHOED, RPC_ID_LONGEST, Unauthorized, error_answer
 from board.http.answers import Sender, request_sender, wire_json
 from board.mcp.tools import (  # noqa: F401  (TOOLS and _output_schema: the tests' view)
     LIST_CACHE_SCOPE,
@@ -305,7 +305,7 @@ def _accepts_json(accept: str | None) -> bool:
 
 
 def _valid_id(rpc_id: object) -> bool:
-    return isinstance(rpc_id, str) or (isinstance(rpc_id, int) and not isinstance(rpc_id, bool))
+    return type(rpc_id) is int or (isinstance(rpc_id, str) and len(rpc_id) <= RPC_ID_LONGEST)
 
 
 def _dispatch(request: HttpRequest, message: object, calling: Calling) -> HttpResponse:
@@ -324,7 +324,7 @@ def _dispatch(request: HttpRequest, message: object, calling: Calling) -> HttpRe
     if not isinstance(method, str) or not method:
         raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
     if "id" in message and not _valid_id(message["id"]):
-        raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or integer')
+        raise ProtocolError(INVALID_REQUEST, 'Invalid Request: "id" is no integer or short string')
     params = message.get("params", {})
     if params is None:
         params = {}
@@ -353,7 +353,7 @@ def _unsupported(requested: str) -> ProtocolError:
     return ProtocolError(
         UNSUPPORTED_VERSION,
         "Unsupported protocol version",
-        data={"supported": SUPPORTED_VERSIONS, "requested": requested},
+        data={"supported": SUPPORTED_VERSIONS, "requested": requested[:FIELD_ECHOED]},
     )
 
 
@@ -375,7 +375,7 @@ def _modern(
             called = _tools(tools_call, calling, params)
             result = called.result
         else:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method[:FIELD_ECHOED]}")
     except ProtocolError as error:
         error.in_reply_to(rpc_id, status=MODERN_ERROR_STATUS.get(error.code, 200))
         raise
@@ -401,8 +401,8 @@ def _modern_check(
         raise ProtocolError(INVALID_PARAMS, f"Invalid params: _meta needs {META_CAPABILITIES}")
     if meta[META_VERSION] != header_version:
         raise _mismatch(
-            f"MCP-Protocol-Version header {header_version!r} does not match "
-            f"_meta version {meta[META_VERSION]!r}"
+            f"MCP-Protocol-Version header {header_version[:FIELD_ECHOED]!r} does not match "
+            f"_meta version {meta[META_VERSION][:FIELD_ECHOED]!r}"
         )
     if header_version != MODERN_VERSION:
         # A legacy version is spoken after initialize, never with per-request _meta.
@@ -411,7 +411,7 @@ def _modern_check(
     if header_method is None:
         raise _mismatch("the Mcp-Method header is required")
     if header_method != method:
-        raise _mismatch(f"Mcp-Method header {header_method!r} does not match body {method!r}")
+        raise _mismatch(f"Mcp-Method header {header_method[:FIELD_ECHOED]!r} is not the body's")
     if method in NAME_BEARING:
         body_name = params.get(NAME_BEARING[method])
         header_name = request.headers.get("Mcp-Name")
@@ -419,7 +419,7 @@ def _modern_check(
             raise _mismatch("the Mcp-Name header is required for " + method)
         decoded = _decode_header(header_name)
         if decoded is None or decoded != body_name:
-            raise _mismatch(f"Mcp-Name header {header_name!r} does not match the body")
+            raise _mismatch(f"Mcp-Name header {header_name[:FIELD_ECHOED]!r} is not the body's")
 
 
 def _mismatch(message: str) -> ProtocolError:
@@ -477,7 +477,7 @@ def _legacy(calling: Calling, rpc_id: object, method: str, params: dict) -> Http
             called = _tools(tools_call, calling, params)
             result = called.result
         else:
-            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method[:FIELD_ECHOED]}")
     except ProtocolError as error:
         error.in_reply_to(rpc_id, status=200)
         raise

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, WithJsonSchema
 
 from board.entries.fields import EntryFields, RefusedShape, entry_fields_read
 from board.entries.problems import field_problem, model_read
-from board.exceptions import Answer, BadRequest, InvalidRequest, error_answer
+from board.exceptions import FIELD_ECHOED, Answer, BadRequest, InvalidRequest, error_answer
 from board.http.answers import (
     Sender,
     answers,
@@ -145,7 +145,7 @@ def tools_call(calling: Calling, params: dict) -> ToolCalled:
         raise ToolParamsError('Invalid params: "name" must be a string')
     tool = TOOLS.get(name)
     if tool is None:
-        raise ToolParamsError(f"Unknown tool: {name}")
+        raise ToolParamsError(f"Unknown tool: {name[:FIELD_ECHOED]}")
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}

@@ -158,11 +158,11 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--actor-model", default=os.environ.get("SETTLE_ACTOR_MODEL"))
     serve.add_argument("--actor-trigger", default=os.environ.get("SETTLE_ACTOR_TRIGGER"))
     serve.add_argument("--submission-mode", choices=SUBMISSION_MODES, default="autonomous")
-    serve.add_argument("--deadline", type=_seconds, default=DEFAULT_DEADLINE,
+    serve.add_argument("--deadline", type=deadline_seconds, default=DEFAULT_DEADLINE,
                        metavar="SECONDS", help="each tool call's total deadline (default 30)")
 
 
-def _seconds(text: str) -> float:
+def deadline_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:

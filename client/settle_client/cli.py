@@ -48,14 +48,16 @@ def _parser() -> argparse.ArgumentParser:
         each.add_argument("--actor-name", required=True)
         each.add_argument("--actor-model", default=None)
         each.add_argument("--actor-trigger", default=None)
-        each.add_argument("--deadline", type=float, default=None, metavar="SECONDS")
+        each.add_argument("--deadline", type=agent_mcp.deadline_seconds, default=None,
+                          metavar="SECONDS")
 
     pending = commands.add_parser("pending", allow_abbrev=False,
                                   help="the intents not settled yet")
     pending.add_argument("--json", action="store_true", help="one JSON object a line")
     resume = commands.add_parser("resume", allow_abbrev=False,
                                  help="settle the pending intents")
-    resume.add_argument("--deadline", type=float, default=None, metavar="SECONDS")
+    resume.add_argument("--deadline", type=agent_mcp.deadline_seconds, default=None,
+                        metavar="SECONDS")
     agent_mcp.add_parser(commands)
     return parser
 

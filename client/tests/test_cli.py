@@ -103,6 +103,21 @@ def test_usage_errors_exit_2_and_send_nothing(proxy, transactional_db, journal, 
     assert proxy.seen.writes == 0
 
 
+@pytest.mark.parametrize("deadline", ["-5", "0", "nan", "inf", "soon"])
+@pytest.mark.parametrize("command", ["post", "resume"])
+def test_a_deadline_that_is_no_positive_number_of_seconds_is_a_usage_error(
+    proxy, transactional_db, journal, command, deadline
+):
+    args = question(journal, new_id()) if command == "post" else ["--journal", str(journal),
+                                                                  "resume"]
+    status, printed, stderr = run(*args, f"--deadline={deadline}", url=proxy.url)
+
+    assert status == 2
+    assert printed == [] and stderr.count("\n") == 1
+    assert proxy.seen.writes == 0
+    assert run("--journal", str(journal), "pending", "--json", url=proxy.url)[1] == []
+
+
 def test_pending_with_nothing_pending_says_so_in_one_line_and_json_prints_nothing(
     proxy, journal
 ):

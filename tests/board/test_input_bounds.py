@@ -696,3 +696,69 @@ def test_a_refusal_of_20_problems_or_fewer_says_nothing_omitted(anonymous):
 
     assert len(error["fields"]) == 20
     assert "fields_omitted" not in error
+
+
+# What a JSON-RPC refusal may echo of a request: its id, its method, a tool's name, the
+# version in `_meta`, the `Mcp-Method` and `Mcp-Name` headers. Each is sent 100,000
+# characters long, on the era that echoes it, with the code the refusal answers.
+LONG = "x" * 100_000
+LEGACY = {"HTTP_MCP_PROTOCOL_VERSION": "2025-11-25",
+          "HTTP_ACCEPT": "application/json, text/event-stream"}
+ECHOING_REFUSALS = {
+    "id": lambda: ({"jsonrpc": "2.0", "id": LONG, "method": "no/such/method"}, LEGACY, -32600),
+    "legacy method": lambda: ({"jsonrpc": "2.0", "id": 1, "method": LONG}, LEGACY, -32601),
+    "legacy tool": lambda: ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                             "params": {"name": LONG, "arguments": {}}}, LEGACY, -32602),
+    "modern tool": lambda: (
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": LONG, "arguments": {}, "_meta": META}},
+        modern_headers("tools/call", LONG), -32602),
+    "_meta version": lambda: (
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            **META, "io.modelcontextprotocol/protocolVersion": LONG}}},
+        modern_headers("tools/list"), -32020),
+    "Mcp-Method": lambda: (
+        {"jsonrpc": "2.0", "id": 1, "method": LONG, "params": {"_meta": META}},
+        modern_headers("y" * 100_000), -32020),
+    "Mcp-Name": lambda: (
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "list_threads", "arguments": {}, "_meta": META}},
+        modern_headers("tools/call", LONG), -32020),
+}
+
+
+@pytest.mark.parametrize("echoed", ECHOING_REFUSALS)
+def test_no_protocol_refusal_over_mcp_exceeds_16_kib_whatever_it_echoes(anonymous, echoed):
+    body, headers, code = ECHOING_REFUSALS[echoed]()
+    response = rpc(anonymous.client, ascii_json(body), **headers)
+
+    assert len(response.content) <= SIXTEEN_KIB, response.content[:300]
+    answer = response.json()
+    assert answer["error"]["code"] == code and "result" not in answer
+    assert answer["id"] == (None if echoed == "id" else 1)
+    assert counts() == NOTHING_WRITTEN
+
+
+def test_an_id_of_1000_characters_is_answered_with_it_and_a_longer_one_is_no_id(anonymous):
+    def asked(rpc_id):
+        body = {"jsonrpc": "2.0", "id": rpc_id, "method": "tools/list"}
+        return rpc(anonymous.client, ascii_json(body), **LEGACY).json()
+
+    kept = asked("i" * 1000)
+    assert kept["id"] == "i" * 1000 and "tools" in kept["result"]
+    refused = asked("i" * 1001)
+    assert refused["id"] is None and refused["error"]["code"] == -32600
+    assert refused["error"]["message"] == 'Invalid Request: "id" is no integer or short string'
+
+
+def test_the_message_of_a_refusal_past_20_problems_says_where_the_others_are_counted(
+    anonymous
+):
+    few = refusal(anonymous.post(keyed_post(unknown_keys(3), "top")), "http")
+    many = refusal(anonymous.post(keyed_post(unknown_keys(100), "top")), "http")
+
+    assert few["message"] == "k0: unknown field (and 2 more problems in error.fields)"
+    assert many["message"] == (
+        "k0: unknown field (and 99 more problems: error.fields lists the first 20, "
+        "error.fields_omitted counts the rest)"
+    )
