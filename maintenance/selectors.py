@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 
 from celery.schedules import crontab, maybe_schedule
 from django.conf import settings
-from django.db import DatabaseError
 
 from board.retention import policies as retention
 from maintenance import tombstones
@@ -137,21 +136,10 @@ def describe_duration(duration: timedelta) -> str:
     return f"{seconds} s"
 
 
-# A tombstone row on SQLite: a 32-character key, a small integer, a timestamp, and the
-# key again in the primary-key index, with page overhead; measured near 110 bytes.
-SQLITE_TOMBSTONE_ESTIMATE = 110
-
-
 def tombstone_disk_size(count: int) -> tuple[int | None, str]:
     """Bytes the tombstone table and its indexes take on disk, and how that was found:
     the engine's catalog, else an estimate from `count` (SQLite built without dbstat)."""
-    try:
-        measured = tombstones.for_connection().tombstones_disk_size()
-    except DatabaseError:
-        measured = None
-    if measured is not None:
-        return measured
-    return count * SQLITE_TOMBSTONE_ESTIMATE, "estimate"
+    return tombstones.for_connection().tombstones_disk_size(count)
 
 
 # Counted exactly up to here on SQLite; past it the page gives the last recorded count.

@@ -103,8 +103,9 @@ def entomb(
         return cursor.rowcount
 
 
-def tombstones_disk_size() -> tuple[int, str]:
-    """Bytes the tombstone table and its indexes take, from the catalog."""
+def tombstones_disk_size(count: int) -> tuple[int, str]:
+    """Bytes the tombstone table and its indexes take, from the catalog (`count`, the
+    rows, is SQLite's to use)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_total_relation_size(%s::regclass)", [TOMBSTONES])
         return cursor.fetchone()[0], "pg_total_relation_size"
