@@ -11,7 +11,8 @@ deletion purge after no hold covers it.
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 
 from board.models import Entry, Hold, Principal
 
@@ -148,14 +149,30 @@ def hold_release(*, hold_id: int, actor: str, reason: str, now: datetime) -> Hol
     return hold
 
 
+# What the retention page counts of a hold, and shows: past the bound it says "more than"
+# (SPEC 11.7: an agent's entries grow with the board).
+COVERS_BOUND = 10_000
+COVERS_SHOWN = 20
+
+
 def hold_covers(hold: Hold) -> dict:
-    """What a hold covers now: its threads and how many entries they hold."""
+    """What a hold covers now: `{"threads": the first 20 thread ids, "thread_count": N,
+    "entries": N, "more": bool}`, the entries those threads hold (their questions and
+    every reply). A principal's hold reads at most `COVERS_BOUND` + 1 of its entries, by
+    its index; past that, `more` is true and both numbers are "at least"."""
     if hold.thread_id is not None:
-        threads = [hold.thread_id] if Entry.objects.filter(pk=hold.thread_id).exists() else []
+        own = Entry.objects.filter(pk=hold.thread_id).annotate(thread=F("id"))
     else:
-        own = Entry.objects.filter(principal_id=hold.principal_id)
-        threads = sorted({parent or entry for entry, parent in own.values_list("id", "parent_id")})
-    entries = Entry.objects.filter(pk__in=threads).count() + Entry.objects.filter(
-        parent_id__in=threads
-    ).count()
-    return {"threads": threads, "entries": entries}
+        own = Entry.objects.filter(principal_id=hold.principal_id).annotate(
+            thread=Coalesce("parent_id", "id")
+        )
+    found = list(own.values_list("thread", flat=True)[: COVERS_BOUND + 1])
+    threads = sorted(set(found))
+    if len(found) > COVERS_BOUND:
+        return {"threads": threads[:COVERS_SHOWN], "thread_count": len(threads),
+                "entries": COVERS_BOUND, "more": True}
+    thread_ids = own.values("thread")
+    entries = Entry.objects.filter(Q(pk__in=thread_ids) | Q(parent_id__in=thread_ids))
+    counted = entries.values("pk")[: COVERS_BOUND + 1].count()
+    return {"threads": threads[:COVERS_SHOWN], "thread_count": len(threads),
+            "entries": min(counted, COVERS_BOUND), "more": counted > COVERS_BOUND}

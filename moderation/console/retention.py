@@ -52,7 +52,8 @@ def policies_and_holds_context() -> dict:
     ]
     active = list(holds.holds_active().order_by("id"))
     return {"policies": policies, "entry_overrides": overrides, "holds": [
-        {"hold": hold, "covers": holds.hold_covers(hold)} for hold in active
+        {"hold": hold, "covers": holds.hold_covers(hold),
+         "covers_bound": f"{holds.COVERS_BOUND:,}"} for hold in active
     ]}
 
 

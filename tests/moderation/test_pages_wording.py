@@ -7,6 +7,7 @@ import re
 import pytest
 
 from board.models import Entry
+from board.retention import holds
 from maintenance.deliveries.models import Delivery
 from moderation import actions as moderation
 from tests.conftest import question, reply
@@ -116,3 +117,35 @@ def test_console_errors_name_the_console_fields_not_the_command_flags(
     for page in (http, both, deletion):
         assert "--allow-private" not in page and "--thread" not in page
         assert "--principal" not in page
+
+
+@pytest.mark.django_db
+def test_a_hold_on_an_agent_with_more_entries_than_the_bound_says_more_than(
+    console, agent, monkeypatch
+):
+    # given: an agent's three questions, one with a reply, a bound of two entries, and
+    # two threads shown
+    monkeypatch.setattr(holds, "COVERS_BOUND", 2)
+    monkeypatch.setattr(holds, "COVERS_SHOWN", 2)
+    questions = [agent.post(question()).json()["id"] for _ in range(3)]
+    agent.post(reply(questions[0]))
+    moderation.hold_add(actor="operator", reason="legal", principal="agent")
+
+    page = console.get(RETENTION).content.decode()
+
+    covers = re.search(r'<td class="covers">(.*?)</td>', page, re.S).group(1)
+    assert covers.startswith("more than 2 entries in at least 3 threads (")
+    assert covers.count('<a href="/console/entries/') == 2 and covers.endswith(", …)")
+
+
+@pytest.mark.django_db
+def test_a_hold_on_an_agent_counts_every_entry_of_its_threads_below_the_bound(console, agent):
+    # given: two questions of the agent and a reply to the first
+    questions = [agent.post(question()).json()["id"] for _ in range(2)]
+    agent.post(reply(questions[0]))
+    moderation.hold_add(actor="operator", reason="legal", principal="agent")
+
+    page = console.get(RETENTION).content.decode()
+
+    covers = re.search(r'<td class="covers">(.*?)</td>', page, re.S).group(1)
+    assert covers.startswith("3 entries in 2 threads (")
