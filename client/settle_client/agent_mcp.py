@@ -174,11 +174,7 @@ def deadline_seconds(text: str) -> float:
 
 def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Serve until the host closes stdin. Usage errors exit 2 before serving."""
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        parser.error("settle-agent mcp needs the MCP extra: pip install 'settle-client[mcp]'")
-    # Found now, as one line, not as every tool call failing once a host serves it.
+    # Found at once (before the SDK's import, a second), not as every tool call failing.
     try:
         address = urlsplit(args.url)
     except ValueError:
@@ -187,6 +183,10 @@ def main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"the URL must be http:// or https:// with a host: {args.url!r}")
     if not args.actor_name.strip():
         parser.error("the actor name must not be empty (default: agent)")
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        parser.error("settle-agent mcp needs the MCP extra: pip install 'settle-client[mcp]'")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logger.setLevel(logging.INFO)

@@ -263,7 +263,7 @@ def test_a_host_killed_mid_call_reported_nothing_and_the_next_host_joins_the_int
 ):
     """The host is SIGKILLed while the post's answer is held; its settle-agent, orphaned,
     settles the post and exits. A new host calling with the same content reaches it."""
-    proxy.hold_seconds = 3
+    proxy.hold_seconds = 2  # the host is killed the moment the write is forwarded
     proxy.reset(["hold"])
     marker = new_id()
     call = {"title": "Orphaned?", "body": f"identity {marker}"}

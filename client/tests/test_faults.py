@@ -121,7 +121,7 @@ def test_paused_posting_is_unconfirmed_at_the_deadline_and_resume_settles_it_lat
 
     posting_pause(reason="maintenance")
     request_id = new_id()
-    deadline = 5.0
+    deadline = 4.0
     client = client_for(proxy, token, journal, transport, deadline=deadline)
 
     began = time.monotonic()

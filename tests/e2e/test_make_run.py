@@ -24,7 +24,11 @@ def first_make_run(tmp_path: Path) -> str:
                SETTLE_BIND=f"127.0.0.1:{port}", SETTLE_BROKER_DIR=str(tmp_path / "broker"),
                # Its collectstatic writes a manifest: in the checkout's var/static it would
                # turn every later test's static URLs into hashed names.
-               SETTLE_STATIC_ROOT=str(tmp_path / "static"))
+               SETTLE_STATIC_ROOT=str(tmp_path / "static"),
+               # One web and one worker process (bin/serve's own settings): what is read
+               # here comes before either serves, and fewer starting up leave the login
+               # sooner and stop sooner on a busy machine.
+               WEB_CONCURRENCY="1", SETTLE_WORKER_CONCURRENCY="1")
     out = tmp_path / "make-run.log"
     # -o install: the steps after installing, into this venv as it is
     process = subprocess.Popen(["make", "--no-print-directory", "-o", "install", "run"],

@@ -107,9 +107,9 @@ def test_the_inbox_recipe_leaves_a_delivery_whose_outcome_is_unknown(client, tmp
         posted = client.post("/api/v1/entries", question(), content_type="application/json")
         assert posted.status_code == 201
 
-        # The send waits SETTLE_DELIVERY_TIMEOUT for the answer that never comes: 2 s
+        # The send waits SETTLE_DELIVERY_TIMEOUT for the answer that never comes: 1 s
         # here rather than the default 10 s, an outcome no less unknown.
-        sent, listed = (make_manage(line, port, SETTLE_DELIVERY_TIMEOUT="2s")
+        sent, listed = (make_manage(line, port, SETTLE_DELIVERY_TIMEOUT="1s")
                         for line in send_and_read.strip().splitlines())
 
         assert sent.returncode == 0, sent.stderr
