@@ -171,8 +171,9 @@ def hold_covers(hold: Hold) -> dict:
     if len(found) > COVERS_BOUND:
         return {"threads": threads[:COVERS_SHOWN], "thread_count": len(threads),
                 "entries": COVERS_BOUND, "more": True}
-    thread_ids = own.values("thread")
-    entries = Entry.objects.filter(Q(pk__in=thread_ids) | Q(parent_id__in=thread_ids))
-    counted = entries.values("pk")[: COVERS_BOUND + 1].count()
+    # Each thread's question, and their replies by the parent index: at most the bound's
+    # ids in the list (an `OR` of two subqueries would be planned as a scan of entries).
+    replies = Entry.objects.filter(parent_id__in=threads).values("pk")[: COVERS_BOUND + 1]
+    counted = len(threads) + replies.count()
     return {"threads": threads[:COVERS_SHOWN], "thread_count": len(threads),
             "entries": min(counted, COVERS_BOUND), "more": counted > COVERS_BOUND}
