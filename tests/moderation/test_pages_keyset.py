@@ -365,9 +365,12 @@ def test_it_searches_and_filters_entries_through_their_indexes(board_of_thousand
 def test_it_lists_deliveries_and_the_inbox_through_their_indexes(two_endpoints):
     crm, other = two_endpoints
     now = timezone.now()
-    for endpoint in (crm, other):
+    # The endpoint filtered by holds a tenth of the deliveries: the index that leads
+    # with it is the plan, not the newest-first walk filtered (half of them were a
+    # coin toss for the planner, depending on ANALYZE's sample).
+    for endpoint, count in ((crm, 300), (other, 2700)):
         deliveries(endpoint, state="succeeded",
-                   moments=[now - timedelta(seconds=n) for n in range(1500)])
+                   moments=[now - timedelta(seconds=n) for n in range(count)])
     deliveries(crm, state="outcome_unknown", moments=[now] * 5)
     DeliveryAttempt.objects.bulk_create(
         DeliveryAttempt(attempt_id=uuid.uuid4(), delivery=delivery, kind="send",
