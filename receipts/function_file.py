@@ -1,5 +1,6 @@
-"""PostgreSQL's functions kept as `.sql` files (board/sql/, receipts/sql/), applied by
-migrations by version, for migrations of every app (receipts imports nothing of the others).
+"""SQL kept as `.sql` files (board/sql/, receipts/sql/, ...): statements the engines read
+(`statement_file`), and PostgreSQL's functions, applied by migrations by version, for
+migrations of every app (receipts imports nothing of the others).
 
 A file says its version in a comment line, `-- version: N`. A migration that applies it
 names the function, the version, and the fingerprint of that version's code: the file
@@ -17,6 +18,7 @@ Applying (`FunctionFile.text_to_apply`), a migration reads the file as it is now
   missing: the file and the migrations disagree, and applying either would be a guess.
 """
 
+import functools
 import hashlib
 import importlib
 import pkgutil
@@ -25,6 +27,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION_LINE = re.compile(r"^-- version: (\d+)[ \t]*$", re.MULTILINE)
+
+
+@functools.cache
+def statement_file(path: str) -> str:
+    """A statement kept in a `.sql` file beside the Python that runs it (e.g.
+    "receipts/sql/postgresql/claim.sql"), read once a process. Its `--` comments stay in
+    the text PostgreSQL and SQLite receive; they cost nothing to run."""
+    return (ROOT / path).read_text(encoding="utf-8")
 
 
 class FunctionFileMismatch(Exception):
