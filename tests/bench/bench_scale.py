@@ -166,6 +166,17 @@ class Sql:
     def uuid(self) -> str:
         return "gen_random_uuid()" if self.pg else "lower(hex(randomblob(16)))"
 
+    def uuid7(self, moment: str) -> str:
+        """A version 7 UUID of `moment`, as maintenance/deliveries/outbox.py makes a
+        delivery's id."""
+        if self.pg:
+            return ("encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing "
+                    f"substring(int8send(floor(extract(epoch from {moment}) * 1000)::bigint) "
+                    "from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid")
+        return (f"lower(printf('%%012x', CAST((julianday({moment}) - 2440587.5) * 86400000 "
+                "AS INTEGER)) || '7' || substr(hex(randomblob(2)), 2) "
+                "|| substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(8)), 2))")
+
     def moment(self, base: str, seconds: str) -> str:
         """`base` (a timestamp column or parameter) plus `seconds` (an SQL number)."""
         if self.pg:
@@ -481,7 +492,7 @@ def _load(n: int) -> dict:
         INSERT INTO maintenance_delivery (id, endpoint_id, entry_id, state, attempts,
             current_attempt, next_attempt_at, lease_expires_at, deadline_at, unanswered,
             lookup_due, note, created_at, settled_at)
-        SELECT {sql.uuid()}, %(endpoint)s, %(max_id)s - s.i * 4,
+        SELECT {sql.uuid7(created)}, %(endpoint)s, %(max_id)s - s.i * 4,
             CASE WHEN s.i %% 100 = 0 THEN 'outcome_unknown'
                  WHEN s.i %% 100 = 1 THEN 'failed' ELSE 'succeeded' END,
             1, {sql.uuid()}, NULL, NULL, {sql.moment(created, '86400')},
@@ -497,7 +508,8 @@ def _load(n: int) -> dict:
         INSERT INTO maintenance_delivery (id, endpoint_id, entry_id, state, attempts,
             current_attempt, next_attempt_at, lease_expires_at, deadline_at, unanswered,
             lookup_due, note, created_at, settled_at)
-        SELECT {sql.uuid()}, %(endpoint)s, %(max_id)s - s.i, 'succeeded', 1, {sql.uuid()},
+        SELECT {sql.uuid7(sql.moment(settled_long_ago, '-2'))}, %(endpoint)s,
+            %(max_id)s - s.i, 'succeeded', 1, {sql.uuid()},
             NULL, NULL, {sql.moment(settled_long_ago, '86400')}, {sql.true('1 = 0')},
             {sql.true('1 = 0')}, '', {sql.moment(settled_long_ago, '-2')}, {settled_long_ago}
         FROM {numbers}

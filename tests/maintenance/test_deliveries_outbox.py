@@ -56,7 +56,11 @@ def test_a_new_entry_writes_one_delivery_per_enabled_endpoint_in_one_statement()
     assert {row.endpoint_id for row in rows} == {first.pk, second.pk}
     assert {row.state for row in rows} == {"accepted"}
     assert len({row.pk for row in rows}) == 2
-    assert all(row.pk.version == 4 for row in rows)
+    # time-ordered ids (version 7): the first 48 bits are the delivery's moment in ms
+    assert {(row.pk.version, row.pk.variant) for row in rows} == {(7, uuid.RFC_4122)}
+    assert {row.pk.int >> 80 for row in rows} == {
+        int(row.created_at.timestamp() * 1000) for row in rows
+    }
 
 
 @pytest.mark.django_db(transaction=True)
