@@ -846,7 +846,7 @@ def nav_links(page: str) -> dict[str, str | None]:
     return links
 
 
-def time_console(browser: Browser) -> dict[str, list[float]]:
+def time_console(browser: Browser, big: int | None) -> dict[str, list[float]]:
     results = {}
     pages = [
         ("dashboard", "/console/"), ("posting", "/console/posting/"),
@@ -870,6 +870,10 @@ def time_console(browser: Browser) -> dict[str, list[float]]:
         ("entries, search (common word)", f"/console/entries/?q={COMMON_WORD}"),
         ("deliveries, outcome_unknown", "/console/deliveries/?state=outcome_unknown"),
         ("deliveries, succeeded", "/console/deliveries/?state=succeeded"),
+        # The seed's principals each posted a quarter of the entries.
+        ("erase confirmation (an agent's quarter of the entries)",
+         "/console/tokens/erase?name=scale-agent-0"),
+        *([("entry (the 200-reply thread)", f"/console/entries/{big}/")] if big else []),
     ]:
         results[name] = browser.timed(path)[0]
     return results
@@ -940,7 +944,7 @@ def measure(base_url: str, n: int) -> tuple[dict[str, float], dict]:
     with serving(env) as base:
         browser = Browser(base)
         browser.login()
-        results.update(time_console(browser))
+        results.update(time_console(browser, prepared["big_thread"]))
         results.update(time_agent(base, prepared["token"], prepared["big_thread"]))
     print(f"[{n:,}] timing the jobs ...", flush=True)
     results.update(json.loads(in_dataset(env, "jobs").strip().splitlines()[-1]))
