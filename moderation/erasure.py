@@ -113,7 +113,9 @@ def erasure_start(
     now: datetime | None = None,
 ) -> tuple[Erasure, bool]:
     """Record an erasure of NAME's entries and audit its start; with `revoke_tokens`, its
-    tokens are revoked in the same transaction. Returns the record and whether it is new:
+    tokens are revoked in the same transaction. Past the console's count bound the total
+    is left empty, and the start's audit event to the runner that counts it (the design
+    note says why). Returns the record and whether it is new:
     while one runs for NAME, that one is returned and no second start is audited, but
     `revoke_tokens` is still honoured (audited as `token_revoke`): an operator who joins
     an erasure to stop a leaked token must not find the token still working."""

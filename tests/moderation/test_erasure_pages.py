@@ -216,6 +216,7 @@ def test_a_start_past_the_count_bound_leaves_the_exact_total_to_the_worker(
     assert agent.post(question()).status_code == 401
     page = console.get(response["Location"]).content.decode()
     assert "The total is being counted: more than 3 entries" in page
+    assert "total being counted" in console.get("/console/retention/").content.decode()
 
     # when: the worker runs it (what the Celery task calls)
     finished = erasure.erasure_run(erasure_id=started.pk, batch_size=2)
