@@ -3,10 +3,17 @@ operator delete, in batches, resumable, with one record of progress.
 
 Design note
 -----------
-* **One record of progress.** `erasure_start` writes an `Erasure` (running) with the
-  total it covers, fixed by `up_to_id` (the newest entry id at the start) and `since`;
-  a partial unique index allows one running erasure per principal. A second start while
+* **One record of progress.** `erasure_start` writes an `Erasure` (running) covering
+  the entries fixed by `up_to_id` (the newest entry id at the start) and `since`; a
+  partial unique index allows one running erasure per principal. A second start while
   one runs gets that record back and joins it.
+* **Counted where the cost belongs** (SPEC 11.7). A start counts the live entries up to
+  the console's bound (`moderation.selectors.COUNT_BOUND`), so the console's request
+  costs the same for a principal with a million entries. Within the bound the count is
+  exact, and the start writes the total and its audit event at once. Past it the record's
+  total stays empty ("being counted") and the runner counts exactly before its first
+  batch, then writes the total and the start's audit event: a job that deletes every
+  entry may also count them. The confirmation page counts with the same bound.
 * **Batches.** `erasure_run` deletes up to `batch_size` live entries per transaction
   through `board.services.entries_delete` (the operator delete's rule, a statement for
   the whole batch: text and actor gone unless held, receipts `deleted`, accepted
@@ -19,8 +26,9 @@ Design note
   write transaction on SQLite) and a row another runner deleted no longer matches.
 * **Short transactions** keep the write path answering: a batch holds the writer turn
   (SQLite) or its rows (PostgreSQL) for a few milliseconds; other principals' posts go on.
-* **Audit**: one event when it starts (name, reason, total, since, tokens revoked), one
-  when it ends (the counts); the per-entry deletes are not audited one by one.
+* **Audit**: one event when it starts (name, reason, total, since, tokens revoked: the
+  request's, or the runner's once it counted), one when it ends (the counts); the
+  per-entry deletes are not audited one by one.
 """
 
 import time
@@ -37,6 +45,7 @@ from board.models import Entry, Principal
 from board.posting import engines as board_engines
 from moderation.actions import _require_reason, audit_record, token_revoke
 from moderation.models import Erasure
+from moderation.selectors import bounded_count
 from receipts.faults import sqlstate
 
 ERASE_BATCH_SIZE = 200
@@ -48,9 +57,12 @@ class ErasureRefused(ValueError):
 
 @dataclass(frozen=True)
 class ErasureCounts:
+    """`total` is a `moderation.selectors.Bounded` when counted up to the bound; past it,
+    `questions` and `replies` are None (not split)."""
+
     total: int
-    questions: int
-    replies: int
+    questions: int | None
+    replies: int | None
 
 
 def _principal(name: str) -> Principal:
@@ -71,15 +83,24 @@ def _live_entries(
     return entries
 
 
-def _counted(entries: QuerySet) -> ErasureCounts:
+def _counted(entries: QuerySet, *, bounded: bool = False) -> ErasureCounts:
+    """Exactly; or, `bounded`, reading at most the console's bound + 1 live entries first,
+    and splitting them into questions and replies only when that total was exact."""
+    if bounded:
+        total = bounded_count(entries)
+        if total.exceeded:
+            return ErasureCounts(total=total, questions=None, replies=None)
     questions = entries.filter(type=Entry.Type.QUESTION).count()
     replies = entries.filter(type=Entry.Type.REPLY).count()
     return ErasureCounts(total=questions + replies, questions=questions, replies=replies)
 
 
-def erasure_preview(*, name: str, since: datetime | None = None) -> ErasureCounts:
-    """What an erase of NAME's entries (since `since`) would delete now; changes nothing."""
-    return _counted(_live_entries(_principal(name).pk, since=since))
+def erasure_preview(
+    *, name: str, since: datetime | None = None, bounded: bool = False
+) -> ErasureCounts:
+    """What an erase of NAME's entries (since `since`) would delete now; changes nothing.
+    Exact (`erase --dry-run`), or `bounded` as a console page counts (SPEC 11.7)."""
+    return _counted(_live_entries(_principal(name).pk, since=since), bounded=bounded)
 
 
 def erasure_start(
@@ -92,7 +113,9 @@ def erasure_start(
     now: datetime | None = None,
 ) -> tuple[Erasure, bool]:
     """Record an erasure of NAME's entries and audit its start; with `revoke_tokens`, its
-    tokens are revoked in the same transaction. Returns the record and whether it is new:
+    tokens are revoked in the same transaction. Past the console's count bound the total
+    is left empty, and the start's audit event to the runner that counts it (the design
+    note says why). Returns the record and whether it is new:
     while one runs for NAME, that one is returned and no second start is audited, but
     `revoke_tokens` is still honoured (audited as `token_revoke`): an operator who joins
     an erasure to stop a leaked token must not find the token still working."""
@@ -112,21 +135,18 @@ def erasure_start(
                     token_revoke(actor=actor, name=name, reason=reason)
                 return running, False
             newest = Entry.objects.order_by("-id").values_list("id", flat=True).first() or 0
-            counted = _counted(_live_entries(principal.pk, since=since, up_to_id=newest))
+            counted = _counted(
+                _live_entries(principal.pk, since=since, up_to_id=newest), bounded=True
+            )
+            exact = counted.questions is not None
+            revoked = board.token_revoke(name=name, now=now) if revoke_tokens else 0
             erasure = Erasure.objects.create(
                 principal=principal, actor=actor, reason=reason, since=since,
-                revoke_tokens=revoke_tokens, up_to_id=newest, total=counted.total,
-                started_at=now, updated_at=now,
+                revoke_tokens=revoke_tokens, tokens_revoked=revoked, up_to_id=newest,
+                total=counted.total if exact else None, started_at=now, updated_at=now,
             )
-            revoked = board.token_revoke(name=name, now=now) if revoke_tokens else 0
-            audit_record(
-                actor=actor, action="erase_start", target_type="principal",
-                target_ids=[principal.pk], reason=reason, now=now,
-                details={
-                    "name": name, "erasure": erasure.pk, "total": counted.total,
-                    "since": since.isoformat() if since else None, "tokens_revoked": revoked,
-                },
-            )
+            if exact:
+                _start_audited(erasure, now=now)
     except IntegrityError:
         # Another start committed between our read and our insert (PostgreSQL): join it.
         running = Erasure.objects.get(principal=principal, state=Erasure.State.RUNNING)
@@ -134,6 +154,35 @@ def erasure_start(
             token_revoke(actor=actor, name=name, reason=reason)
         return running, False
     return erasure, True
+
+
+def _start_audited(erasure: Erasure, *, now: datetime) -> None:
+    audit_record(
+        actor=erasure.actor, action="erase_start", target_type="principal",
+        target_ids=[erasure.principal_id], reason=erasure.reason, now=now,
+        details={
+            "name": erasure.principal.name, "erasure": erasure.pk, "total": erasure.total,
+            "since": erasure.since.isoformat() if erasure.since else None,
+            "tokens_revoked": erasure.tokens_revoked,
+        },
+    )
+
+
+def _total_counted(erasure: Erasure) -> None:
+    """Count exactly the entries of an erasure whose start passed the bound, before its
+    first batch, and write its total and the start's audit event. Conditional: of two
+    runners that both counted, one writes them."""
+    counted = _counted(
+        _live_entries(erasure.principal_id, since=erasure.since, up_to_id=erasure.up_to_id)
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        changed = Erasure.objects.filter(pk=erasure.pk, total__isnull=True).update(
+            total=counted.total, updated_at=now
+        )
+        if changed:
+            erasure.refresh_from_db()
+            _start_audited(erasure, now=now)
 
 
 DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
@@ -151,6 +200,8 @@ def erasure_run(
     then queues itself again: a task must end within its time limit)."""
     deadline = time.monotonic() + time_budget.total_seconds() if time_budget else None
     erasure = Erasure.objects.get(pk=erasure_id)
+    if erasure.state == Erasure.State.RUNNING and erasure.total is None:
+        _total_counted(erasure)
     after = 0
     while erasure.state == Erasure.State.RUNNING:
         try:

@@ -30,9 +30,11 @@ class Erasure(models.Model):
     """The one record of progress of erasing a principal's entries (SPEC 8.4).
 
     `up_to_id` bounds the entries it covers (the newest entry id when it started), so its
-    `total` is fixed; every batch adds to `done`, `questions` and `replies` in the
-    transaction that deletes the entries, so after a crash the counts match what is
-    deleted and the next run takes up the entries still live.
+    `total` is fixed; it is empty while being counted (a start past the console's bound
+    leaves the exact count to the runner, before its first batch). Every batch adds to
+    `done`, `questions` and `replies` in the transaction that deletes the entries, so
+    after a crash the counts match what is deleted and the next run takes up the entries
+    still live.
     """
 
     class State(models.TextChoices):
@@ -46,8 +48,11 @@ class Erasure(models.Model):
     reason = models.TextField()
     since = models.DateTimeField(null=True, blank=True)
     revoke_tokens = models.BooleanField(default=False)
+    # How many tokens the start revoked, for the start's audit event when the runner
+    # writes it.
+    tokens_revoked = models.PositiveIntegerField(default=0)
     up_to_id = models.BigIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     questions = models.PositiveIntegerField(default=0)
     replies = models.PositiveIntegerField(default=0)
@@ -69,7 +74,8 @@ class Erasure(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"erasure of {self.principal_id}: {self.done}/{self.total} ({self.state})"
+        total = "?" if self.total is None else self.total
+        return f"erasure of {self.principal_id}: {self.done}/{total} ({self.state})"
 
 
 class LoginReservation(models.Model):

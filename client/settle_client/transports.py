@@ -6,6 +6,7 @@ the JSON body, the Retry-After in seconds) or raises AttemptFailed naming what e
 
 import functools
 import json
+import re
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,32 +55,45 @@ class Transport(Protocol):
 
 # SPEC 13: a wait a server asks for is a finite number of seconds from 0 to a day; any
 # other (negative, NaN, infinite, 400 digits, a string) is absent, and the backoff applies.
-LONGEST_RETRY_AFTER = 86_400.0
+LONGEST_RETRY_AFTER = 86_400
+# A Retry-After header's delay-seconds is ASCII digits alone (RFC 9110, 10.2.3): no sign,
+# point, exponent or underscore, which float() and int() would take ("1e3", "1_000").
+DELAY_SECONDS = re.compile(r"[0-9]+")
 # An answer nested deeper than this is no JSON object the client reads: Settle's are a
 # few levels deep, and a deep one fails a tool result's serialization further on.
 DEEPEST_ANSWER = 64
 
 
-def seconds_to_wait(value: Any) -> float | None:
-    """A Retry-After (header text) or retry_after_seconds (a JSON number) in seconds, or
-    None when it is not a finite number of seconds from 0 to LONGEST_RETRY_AFTER."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+def retry_after_header(text: str | None) -> float | None:
+    """A Retry-After header's wait in seconds, or None (absent) unless it is delay-seconds
+    from 0 to LONGEST_RETRY_AFTER. An HTTP-date is not read: absent too."""
+    if text is None:
         return None
-    try:
-        seconds = float(value)
-    except (ValueError, OverflowError):  # not a number; an integer of 400 digits
+    digits = text.strip(" \t")
+    if not DELAY_SECONDS.fullmatch(digits):
         return None
-    if not 0.0 <= seconds <= LONGEST_RETRY_AFTER:  # NaN fails both comparisons
+    # Past a day long before int()'s limit on digits (400 digits are a refusal, not a wait).
+    if len(digits.lstrip("0")) > len(str(LONGEST_RETRY_AFTER)):
         return None
-    return seconds
+    return retry_after_seconds(int(digits))
+
+
+def retry_after_seconds(value: Any) -> float | None:
+    """A retry_after_seconds (a JSON number) in seconds, or None (absent) unless it is a
+    finite number from 0 to LONGEST_RETRY_AFTER: a string, even "5", is none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not 0 <= value <= LONGEST_RETRY_AFTER:  # NaN fails both comparisons
+        return None
+    return float(value)
 
 
 def _retry_after(header: str | None, data: dict[str, Any]) -> float | None:
-    if header is not None and (seconds := seconds_to_wait(header.strip())) is not None:
+    if (seconds := retry_after_header(header)) is not None:
         return seconds
     error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and not isinstance(error.get("retry_after_seconds"), str):
-        return seconds_to_wait(error.get("retry_after_seconds"))
+    if isinstance(error, dict):
+        return retry_after_seconds(error.get("retry_after_seconds"))
     return None
 
 
@@ -280,7 +294,7 @@ class McpTransport:
         status = content["http_status"]
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
             raise AttemptFailed("MalformedToolResult")
-        wait = seconds_to_wait(content.get("retry_after_seconds"))
+        wait = retry_after_seconds(content.get("retry_after_seconds"))
         if wait is None:
             wait = _retry_after(None, data or {})
         return Answer(status, data or {}, wait, readable=data is not None)

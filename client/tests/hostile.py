@@ -8,20 +8,23 @@ and does not stop talking.
 - "trickle": a 201 whose body comes a byte every TRICKLE_SECONDS for ever, so each read
   waits far less than any per-read timeout while the whole answer never ends;
 - "answer": the status, extra headers and body it is given, at once, to every request: a
-  429 asking for a wait that is no number of seconds, a read answered 900 levels deep.
+  429 asking for a wait that is no number of seconds, a read answered 900 levels deep;
+- "mcp": an /mcp that answers each JSON-RPC request in kind (JSON, not a stream), and
+  every tools/call with the body it is given as the result's structuredContent.
 
 Nothing here is Settle: it stands for a board gone wrong, or one in the wrong hands.
 """
 
 import functools
 import gzip
+import json
 import socket
 import threading
 import time
 
 from faults import read_request
 
-BEHAVIOURS = ("flood", "gib", "bomb", "trickle", "answer")
+BEHAVIOURS = ("flood", "gib", "bomb", "trickle", "answer", "mcp")
 TRICKLE_SECONDS = 0.05
 CHUNK = b" " * 65536
 GIB = 2**30
@@ -77,8 +80,11 @@ class HostileBoard:
                 return
             with self._lock:
                 self.requests += 1
-                self.writes += request.startswith(b"POST ")
-            if self.behaviour == "answer":
+                self.writes += request.startswith(b"POST ") and (
+                    self.behaviour != "mcp" or b'"tools/call"' in request)
+            if self.behaviour == "mcp":
+                conn.sendall(self._mcp_answer(request))
+            elif self.behaviour == "answer":
                 conn.sendall(self.head + b"Content-Length: %d\r\n\r\n" % len(self.body))
                 self._send(conn, self.body)
             elif self.behaviour == "gib":
@@ -101,3 +107,24 @@ class HostileBoard:
             pass  # the client hung up: what it should do
         finally:
             conn.close()
+
+    def _mcp_answer(self, request: bytes) -> bytes:
+        if not request.startswith(b"POST "):
+            return b"HTTP/1.1 405 Hostile\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        message = json.loads(request.split(b"\r\n\r\n", 1)[1])
+        if "id" not in message:  # a notification
+            return b"HTTP/1.1 202 Hostile\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        method = message["method"]
+        if method == "initialize":
+            result = {"protocolVersion": message["params"]["protocolVersion"],
+                      "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "hostile", "version": "0"}}
+        elif method == "tools/list":
+            result = {"tools": []}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": self.body.decode()}],
+                      "structuredContent": json.loads(self.body), "isError": True}
+        else:
+            result = {}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        return self.head + b"Content-Length: %d\r\n\r\n" % len(body) + body

@@ -40,6 +40,10 @@ WAITS = {
     "Retry-After: inf": ({"Retry-After": "inf"}, PLAIN_429),
     "Retry-After: -5": ({"Retry-After": "-5"}, PLAIN_429),
     "Retry-After: 401 digits": ({"Retry-After": DIGITS_401}, PLAIN_429),
+    # HTTP's delay-seconds is digits alone (RFC 9110): what float() would also take is no wait
+    "Retry-After: 1e3": ({"Retry-After": "1e3"}, PLAIN_429),
+    "Retry-After: 1_000": ({"Retry-After": "1_000"}, PLAIN_429),
+    "Retry-After: 1.5": ({"Retry-After": "1.5"}, PLAIN_429),
 }
 
 
@@ -146,3 +150,29 @@ def test_a_cursor_too_long_for_any_url_is_answered_as_wrong_arguments(board, jou
     assert read["data"]["error"]["code"] == "invalid_arguments"
     assert "cursor" in read["data"]["error"]["message"]
     assert hostile.requests == 0  # Settle was not asked
+
+
+@pytest.mark.parametrize("written", ['"1e3"', '"1_000"', '"5"', "-1", "86401", "true"])
+def test_over_mcp_a_retry_after_seconds_that_is_no_json_number_of_seconds_is_absent(
+    journal, written
+):
+    # given: an /mcp answering each post with a 429 whose wait is no number of seconds
+    data = {"error": {"code": "rate_limited", "message": "slow down",
+                      "retry_after_seconds": None}}
+    hostile = HostileBoard("mcp", 200, body=(
+        '{"http_status": 429, "data": ' + json.dumps(data)
+        + ', "retry_after_seconds": ' + written + "}").encode())
+    client = Client(hostile.url, journal=journal, transport="mcp", deadline=DEADLINE,
+                    attempt_timeout=1.0)
+
+    # when
+    try:
+        with pytest.raises(Unconfirmed) as pending:
+            client.post_question("Waiting?", "a body", actor={"name": "hostile-test"})
+    finally:
+        hostile.close()
+
+    # then: tried again on the backoff, the wait absent
+    if pending.value.reason not in CUT_BY_THE_DEADLINE:
+        assert (pending.value.reason, pending.value.retry_after) == ("rate_limited", None)
+    assert 1 < hostile.writes <= MOST_WRITES

@@ -15,7 +15,7 @@ from board.models import Principal
 from board.retention.moments import aware_moment
 from maintenance import forecast
 from maintenance.models import PurgeForecast
-from moderation import erasure
+from moderation import erasure, selectors
 from moderation.console import charts
 from moderation.console.forms import REASON_MAX
 from moderation.console.page import console, operator_name, render_page
@@ -53,10 +53,11 @@ def _refused(form: EraseForm) -> str:
 
 
 def erase_confirmation(request: HttpRequest) -> dict | HttpResponse:
-    """What an erase would delete now (the dry run's counts, through the service that
-    `erase --dry-run` calls), for the page that asks before anything is erased; or a
-    redirect with a message when there is nothing to ask about (an unknown agent, a bad
-    `since`). The reason may still be empty: the page asks for it."""
+    """What an erase would delete now (through the service that `erase --dry-run` calls,
+    counted up to the console's bound: "more than 10,000" past it), for the page that
+    asks before anything is erased; or a redirect with a message when there is nothing
+    to ask about (an unknown agent, a bad `since`). The reason may still be empty: the
+    page asks for it."""
     asked = request.GET if request.method == "GET" else request.POST
     form = EraseAskForm(asked)
     if not form.is_valid():
@@ -64,7 +65,7 @@ def erase_confirmation(request: HttpRequest) -> dict | HttpResponse:
         return redirect("console:tokens")
     data = form.cleaned_data
     try:
-        counts = erasure.erasure_preview(name=data["name"], since=data["since"])
+        counts = erasure.erasure_preview(name=data["name"], since=data["since"], bounded=True)
     except erasure.ErasureRefused as refusal:
         messages.error(request, f"Nothing erased: {refusal}.")
         return redirect("console:tokens")
@@ -114,6 +115,7 @@ def erasure_page_context(erasure_id: int) -> dict:
     return {
         "erasure": get_object_or_404(Erasure.objects.select_related("principal"), pk=erasure_id),
         "refresh_seconds": REFRESH_SECONDS,
+        "count_bound": f"{selectors.COUNT_BOUND:,}",
     }
 
 

@@ -258,3 +258,48 @@ def test_it_leaves_no_writer_turn_file_on_postgresql(agent):
     # then: the turn is SQLite's (writers of one file); PostgreSQL's batches lock rows and
     # write nothing into the working folder
     assert not turn_file.exists()
+
+
+def test_past_the_console_count_bound_the_command_counts_and_prints_exactly(
+    agent, monkeypatch
+):
+    # given: the console's count bound lowered to 3, and 2 questions and 3 replies
+    from moderation import selectors
+
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 3)
+    q, _ = _posted(agent, question())
+    _posted(agent, question())
+    for _ in range(3):
+        _posted(agent, reply(q))
+
+    # when
+    dry = erase("agent", "--reason", "spam", "--dry-run")
+    line = erase("agent", "--reason", "spam")
+
+    # then: the same lines as under the bound, and the exact total at the start
+    assert dry == "would erase 5 entries (2 questions, 3 replies)"
+    assert line == "erased 5 entries (2 questions, 3 replies)"
+    assert Erasure.objects.get().total == 5
+    assert AuditEvent.objects.get(action="erase_start").details["total"] == 5
+
+
+def test_a_total_counted_by_the_runner_leaves_out_entries_posted_after_the_start(
+    agent, monkeypatch
+):
+    # given: an erasure started past the bound (lowered to 1), its total not yet counted
+    from moderation import selectors
+
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 1)
+    for _ in range(2):
+        _posted(agent, question())
+    started, _ = erasure.erasure_start(actor="admin", name="agent", reason="spam")
+    assert started.total is None
+
+    # when: the agent posts again before the worker runs it
+    later, _ = _posted(agent, question())
+    finished = erasure.erasure_run(erasure_id=started.pk)
+
+    # then: the total is the entries at the start, and the later one stays
+    assert (finished.total, finished.done) == (2, 2)
+    assert AuditEvent.objects.get(action="erase_start").details["total"] == 2
+    assert Entry.objects.get(pk=later).deleted_at is None

@@ -168,3 +168,63 @@ def test_the_progress_page_counts_in_the_singular_and_plural(administrator, agen
     page = logged_in(administrator).get(f"/console/erasures/{started.pk}/").content.decode()
 
     assert "of <strong>1</strong> entry erased (1 question, 0 replies)" in page
+
+
+def test_the_confirmation_past_the_count_bound_says_more_than_it_and_splits_nothing(
+    administrator, agent, monkeypatch
+):
+    # given: the console's count bound lowered to 3, and an agent with 4 live entries
+    from moderation import selectors
+
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 3)
+    question_id = agent.post(question()).json()["id"]
+    for _ in range(3):
+        agent.post(reply(question_id))
+
+    # when
+    page = logged_in(administrator).get(
+        "/console/tokens/erase", {"name": "agent"}
+    ).content.decode()
+
+    # then: "more than" the bound, no split into questions and replies, nothing changed
+    assert "This erases <strong>more than 3</strong> entries, counted now" in page
+    assert "question," not in page and "counts them exactly" in page
+    assert not Erasure.objects.exists()
+    assert Entry.objects.filter(deleted_at__isnull=True).count() == 4
+
+
+def test_a_start_past_the_count_bound_leaves_the_exact_total_to_the_worker(
+    administrator, agent, monkeypatch
+):
+    # given: the bound lowered to 3, and an agent with 5 live entries
+    from moderation import erasure, selectors
+
+    monkeypatch.setattr(selectors, "COUNT_BOUND", 3)
+    for _ in range(5):
+        agent.post(question())
+    console = logged_in(administrator)
+
+    # when: the erasure is confirmed (the request counts no further than the bound)
+    response = console.post(
+        "/console/tokens/erase", {"name": "agent", "reason": "spam flood", "revoke_tokens": "1"}
+    )
+
+    # then: recorded, tokens revoked, the total (and the start's event) not yet written
+    started = Erasure.objects.get()
+    assert (started.total, started.state, started.tokens_revoked) == (None, "running", 1)
+    assert not AuditEvent.objects.filter(action="erase_start").exists()
+    assert agent.post(question()).status_code == 401
+    page = console.get(response["Location"]).content.decode()
+    assert "The total is being counted: more than 3 entries" in page
+    assert "total being counted" in console.get("/console/retention/").content.decode()
+
+    # when: the worker runs it (what the Celery task calls)
+    finished = erasure.erasure_run(erasure_id=started.pk, batch_size=2)
+
+    # then: the exact total, in the record and the start's event, written before the end
+    assert (finished.total, finished.done, finished.state) == (5, 5, "finished")
+    start, end = AuditEvent.objects.filter(action__startswith="erase_").order_by("id")
+    assert (start.action, start.actor, start.reason) == ("erase_start", "admin", "spam flood")
+    assert (start.details["total"], start.details["tokens_revoked"]) == (5, 1)
+    assert end.action == "erase_end" and end.details["done"] == 5
+    assert 'max="5" value="5"' in console.get(response["Location"]).content.decode()
