@@ -4,7 +4,6 @@ Both are receivers of board's signals (`board/entries/signals.py`), connected in
 `maintenance/apps.py`, so board never imports maintenance.
 """
 
-import functools
 import uuid
 from datetime import datetime
 
@@ -14,8 +13,9 @@ from django.db import connection, transaction
 from board.models import Entry
 from maintenance.deliveries import rules
 from maintenance.deliveries.doorbell import doorbell
-from maintenance.deliveries.models import Delivery, Endpoint
+from maintenance.deliveries.models import Delivery
 from receipts import engine
+from receipts.function_file import statement_file
 from receipts.services import Companion
 
 S = Delivery.State
@@ -26,7 +26,7 @@ S = Delivery.State
 
 def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     """`board.entries.signals.entry_companions`: one accepted delivery per enabled endpoint,
-    written with the new entry by the receipts engine, as data (`_outbox_rows_sql`): in
+    written with the new entry by the receipts engine, as data (outbox_rows.sql): in
     the entry's own statement on PostgreSQL (the issue's budget allowed one `INSERT ...
     SELECT` more, and this makes it none), right after it in its transaction on SQLite.
     The send is rung for on commit; the doorbell publishes it with others' within
@@ -47,7 +47,7 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
         link="entry_id",
-        rows_sql=_outbox_rows_sql(),
+        rows_sql=statement_file(engine.for_connection(_OUTBOX_ROWS)),
         params=(
             S.ACCEPTED.value,
             False,
@@ -69,28 +69,12 @@ _OUTBOX_COLUMNS = (
     "next_attempt_at", "deadline_at", "created_at",
 )
 
-# A new delivery's id, a random (version 4) UUID in the form the engine keeps it: native
-# on PostgreSQL; on SQLite the 32 hex digits Django's UUIDField stores, its version and
-# variant digits set as uuid.uuid4() sets them.
-_NEW_ID = {
-    "postgresql": "gen_random_uuid()",
-    "sqlite": (
-        "lower(hex(randomblob(6)) || '4' || substr(hex(randomblob(2)), 2) "
-        "|| substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(8)), 2))"
-    ),
+# The outbox's rows: an accepted delivery per enabled endpoint, a statement each engine
+# (they differ in the new id's expression).
+_OUTBOX_ROWS = {
+    "postgresql": "maintenance/deliveries/sql/postgresql/outbox_rows.sql",
+    "sqlite": "maintenance/deliveries/sql/sqlite/outbox_rows.sql",
 }
-
-
-@functools.cache
-def _outbox_rows_sql() -> str:
-    """The outbox's rows: an accepted delivery per enabled endpoint, one statement for
-    both engines but for the new id's expression. Built once per process (a process
-    serves one database)."""
-    endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
-    return (
-        f"SELECT {engine.for_connection(_NEW_ID)}, id, %s, 0, %s, %s, '', %s, %s, %s "
-        f"FROM {endpoints} WHERE enabled = %s"
-    )
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:
