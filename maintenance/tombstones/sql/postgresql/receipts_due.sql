@@ -7,18 +7,16 @@
 -- its batches on receipts it cannot take.
 -- The columns of purge.ReceiptRow: the identity stays in the database (entomb.sql makes
 -- the tombstones from the receipt rows themselves); the moments as text, parsed in
--- Python only when needed. The last column says whether the receipt is due at now: a
--- live one once its receipt_expires_at has passed (fixed at the write: a promise), a
--- deleted one once its deleted_at is as old as deleted_before, whatever expiry the
--- delete reckoned with (SPEC 8.1: the deletion policy applies at the next purge,
--- shortened or lengthened).
+-- Python only when needed. The last column says whether the receipt was due at now by
+-- its receipt_expires_at (fixed at the write: a promise); the walk reads only the
+-- results and the keyset of these rows, and the claim of their threads says which are
+-- due (receipts_claim_for_results.sql).
 -- ORDER BY is qualified: a bare name means the output column first, here the text of
 -- receipt_expires_at, which sorted every due row as text instead of walking the expiry
 -- index. The limit is written into the text (a slot): a parameter would let a prepared
 -- statement take a generic plan.
 SELECT id, NULL, NULL, NULL, receipt_expires_at::text, deleted_at::text, state, result_id,
-    CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
-        ELSE deleted_at <= %(deleted_before)s END
+    receipt_expires_at <= %(now)s
 FROM receipts_receipt
 WHERE operation = %(operation)s AND receipt_expires_at <= %(now)s
     AND (deleted_at IS NULL OR deleted_at <= %(deleted_before)s)

@@ -3,8 +3,7 @@
 -- rereading them every batch. The keyset's first condition is the one the expiry index
 -- can start from.
 SELECT id, NULL, NULL, NULL, receipt_expires_at::text, deleted_at::text, state, result_id,
-    CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
-        ELSE deleted_at <= %(deleted_before)s END
+    receipt_expires_at <= %(now)s
 FROM receipts_receipt
 WHERE operation = %(operation)s AND receipt_expires_at <= %(now)s
     AND (deleted_at IS NULL OR deleted_at <= %(deleted_before)s)

@@ -8,8 +8,7 @@
 -- sha256, so the tombstones are made in Python from them.
 -- The limit is written into the text (a slot), as on PostgreSQL.
 SELECT id, scope, operation, request_id, receipt_expires_at, deleted_at, state, result_id,
-    CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
-        ELSE deleted_at <= %(deleted_before)s END
+    receipt_expires_at <= %(now)s
 FROM receipts_receipt
 WHERE operation = %(operation)s AND receipt_expires_at <= %(now)s
     AND (deleted_at IS NULL OR deleted_at <= %(deleted_before)s)

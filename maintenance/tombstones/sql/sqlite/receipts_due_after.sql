@@ -2,8 +2,7 @@
 -- walks past receipts it had to leave instead of rereading them every batch. The
 -- keyset's first condition is the one the expiry index can start from.
 SELECT id, scope, operation, request_id, receipt_expires_at, deleted_at, state, result_id,
-    CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
-        ELSE deleted_at <= %(deleted_before)s END
+    receipt_expires_at <= %(now)s
 FROM receipts_receipt
 WHERE operation = %(operation)s AND receipt_expires_at <= %(now)s
     AND (deleted_at IS NULL OR deleted_at <= %(deleted_before)s)
