@@ -1,20 +1,13 @@
 -- Replace receipts by tombstones in one statement: the receipts are deleted and their
 -- tombstones made from what the DELETE returns, so a receipt's identity and moments
--- never travel to Python. The same rules in Python, which SQLite runs
--- (receipts.fingerprint.Identity.key, receipts.models.tombstone_expiry_day,
--- purge.ReceiptRow.tombstone), are compared with this statement by
--- tests/receipts/test_tombstone_rules.py.
--- One tombstone per identity, written over a stale one of the same identity (expired,
--- not yet purged, then the id was used again):
+-- never travel to Python. The rules are purge.receipts_entomb's (one tombstone per
+-- identity, written over a stale one; its reason; its expiry), here in SQL; SQLite runs
+-- them in Python (receipts.fingerprint.Identity.key, receipts.models.tombstone_expiry_day,
+-- purge.ReceiptRow.tombstone), and tests/receipts/test_tombstone_rules.py compares the
+-- two. In SQL:
 -- - the key: the first 16 bytes of the sha256 of scope, operation and request_id
 --   joined by NUL bytes, as a uuid;
--- - the reason: deleted or expired;
--- - the expiry: the receipt expiry plus the tombstone retention (from the expiry of the
---   receipt it replaced); a deleted receipt expires at the later of the expiry its
---   delete stored and deleted_at plus the deletion policy in force at this purge (a
---   policy lengthened since the delete must not leave a tombstone already past its own
---   expiry; one shortened never shortens a tombstone);
--- - its day: in UTC, one microsecond short of a day added, then the date: a moment at
+-- - the day: in UTC, one microsecond short of a day added, then the date: a moment at
 --   midnight keeps its day, any later one gets the next.
 -- A list is one array parameter, as in receipts_for_results.sql.
 WITH gone AS (
