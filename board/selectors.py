@@ -15,6 +15,7 @@ from board.posting.callers import Caller
 from board.services import POST_ENTRY
 from receipts import engine
 from receipts import services as receipts
+from receipts.function_file import statement_file
 from receipts.models import Receipt, Tombstone
 
 
@@ -112,8 +113,6 @@ SEARCH_MIN = 3
 # then costs what a rare one does.
 SEARCH_MATCHES_SHOWN = 1_000
 
-SQLITE_SEARCH_TABLE = "board_entry_search"  # made by migration 0007
-
 
 class _ContainsIgnoringCase(Lookup):
     """`column ILIKE %s`, the pattern made by `text_matching`; pg_trgm's GIN index serves
@@ -155,9 +154,6 @@ def _trigram_matching(entries: QuerySet, text: str) -> QuerySet:
 
 
 def _fts_matching(entries: QuerySet, text: str) -> QuerySet:
-    # FTS5's trigram table, kept by triggers on the entries.
-    found = RawSQL(
-        f"SELECT rowid FROM {SQLITE_SEARCH_TABLE} WHERE {SQLITE_SEARCH_TABLE} MATCH %s",
-        [_fts_phrase(text)],
-    )
+    # FTS5's trigram table, kept by triggers on the entries (entries_matching.sql).
+    found = RawSQL(statement_file("board/sql/sqlite/entries_matching.sql"), [_fts_phrase(text)])
     return entries.filter(id__in=found)

@@ -105,34 +105,30 @@ def _threads_batch(
     # receipts here could leave a question's receipt to one run and its reply's to the
     # other, and both would have to skip the thread.
     due = receipt_purge.receipts_due(
-        operation=POST_ENTRY, now=now, limit=limit, after=after, lock=False,
+        operation=POST_ENTRY, now=now, limit=limit, after=after,
         deleted_before=now - deletion_retention,
     )
     if not due:
         return Batch(counts=dict.fromkeys(THREAD_KEYS, 0), more=False, after=after)
     next_after = (due[-1].receipt_expires_at, due[-1].id)
 
-    parents = dict(_entry_rows("id, parent_id", "id", [row.result_id for row in due]))
+    parents = dict(_entry_rows("entries_parents", [row.result_id for row in due]))
     # A receipt whose entry is already gone has nothing left to keep.
     orphans = receipt_purge.receipts_lock(
         ids=[row.id for row in due if row.result_id not in parents], now=now
     )
     candidates = {parent or entry for entry, parent in parents.items()}
 
-    # The question row stands for its thread: a run that cannot lock it leaves the
-    # thread to the run that holds it. A held thread is left out here, by the database
-    # (an anti-join read afresh each batch, so a hold committed between two batches is
-    # honoured by the second).
+    # The question row stands for its thread; a held thread is left out by the
+    # database (threads_lock.sql).
     threads = {
         thread
         for (thread,) in _entry_rows(
-            "id", "id", candidates,
-            extra=f"type = 'question' AND {thread_not_held_sql(_ENTRIES + '.id')}",
-            tail=receipt_purge.skip_locked(),
+            "threads_lock", candidates, thread_not_held=thread_not_held_sql("board_entry.id")
         )
     }
     thread_of = {thread: thread for thread in threads}
-    thread_of.update(_entry_rows("id, parent_id", "parent_id", threads))
+    thread_of.update(_entry_rows("thread_replies", threads))
     # A deleted entry's receipt is due by `deleted_at` and the deletion policy in force
     # now, never by the expiry its delete stored (SPEC 8.2: no job removes it earlier).
     held, blocked = receipt_purge.receipts_claim_for_results(
@@ -170,42 +166,37 @@ def _threads_batch(
     return Batch(counts=counts, more=len(due) == limit, after=next_after)
 
 
-def _entry_rows(
-    columns: str, column: str, values, *, extra: str = "", tail: str = ""
-) -> list[tuple]:
-    """`SELECT columns FROM board_entry WHERE column IN values` in plain SQL (see
-    maintenance/tombstones/purge.py on why the purge avoids the ORM for its batches)."""
-    values = [value for value in values if value is not None]
-    if not values:
+def _entry_rows(name: str, ids, **slots: str) -> list[tuple]:
+    """The rows of the statement `name` of `sql/<engine>/` beside this module, of these
+    entry ids (see maintenance/tombstones/purge.py on why the purge avoids the ORM for
+    its batches)."""
+    ids = [value for value in ids if value is not None]
+    if not ids:
         return []
-    condition, params = receipt_purge.sql_in(column, values)
-    if extra:
-        condition += f" AND {extra}"
+    list_slots, params = receipt_purge.values_in("ids", ids)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {columns} FROM {Entry._meta.db_table} WHERE {condition}{tail}", params
-        )
+        cursor.execute(_statement(name, **list_slots, **slots), params)
         return cursor.fetchall()
+
+
+def _statement(name: str, **slots: str) -> str:
+    return receipt_purge.statement_at(f"maintenance/sql/{{engine}}/{name}.sql", **slots)
 
 
 # --- Deletion records -------------------------------------------------------------------
 
 DELETION_KEYS = ["receipts", "entries", "tombstones", "texts"]
-_ENTRIES = Entry._meta.db_table
+_THREAD = "COALESCE(board_entry.parent_id, board_entry.id)"
+
+
 def _held_texts_blank(*, limit: int) -> int:
     """Blank the text and actor that a hold kept on deleted entries, once no hold covers
-    their thread (SPEC 8.2: the first purge after the release)."""
-    thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
+    their thread (held_texts.sql)."""
+    sql = _statement(
+        "held_texts", limit=str(int(limit)), thread_not_held=thread_not_held_sql(_THREAD)
+    )
     with connection.cursor() as cursor:
-        cursor.execute(
-            # The condition of the partial index entry_deleted_text_kept as its migration
-            # wrote it (SQLite matches it by its form): a scan of every deleted entry
-            # otherwise, a set that grows with the board.
-            f"SELECT id FROM {_ENTRIES}{receipt_purge.indexed_by('entry_deleted_text_kept')} "
-            f"WHERE deleted_at IS NOT NULL "
-            f"AND NOT (body = '') AND {thread_not_held_sql(thread)} "
-            f"ORDER BY id LIMIT {int(limit)}{receipt_purge.skip_locked()}"
-        )
+        cursor.execute(sql)
         ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0
@@ -239,20 +230,13 @@ def purge_deletion_records(
 def _deletions_batch(
     *, now: datetime, limit: int, after, tombstone_retention: timedelta
 ) -> Batch:
-    # Held ones are left out by the database: the receipt's entry's thread is held.
-    entry = f"{_ENTRIES}.id = {receipt_purge.RECEIPTS_TABLE}.result_id"
-    thread = f"COALESCE({_ENTRIES}.parent_id, {_ENTRIES}.id)"
-    not_held = (
-        f"NOT EXISTS (SELECT 1 FROM {_ENTRIES} WHERE {entry} "
-        f"AND NOT {thread_not_held_sql(thread)})"
-    )
     # Due at `deleted_at` plus the deletion policy in force now, whatever expiry the
     # delete stored (SPEC 8.1, 8.2): a shortened policy acts at this purge, a lengthened
     # one keeps deletions made under the shorter.
     deletion = retention.policy_in_force(retention.DELETION, fresh=True).duration
     due = receipt_purge.receipts_deleted_due(
         operation=POST_ENTRY, now=now, deleted_before=now - deletion, limit=limit,
-        after=after, extra=not_held,
+        after=after,
     )
     texts = _held_texts_blank(limit=limit)
     if not due:

@@ -75,19 +75,9 @@ class Identity:
 
     @functools.cached_property
     def key(self) -> uuid.UUID:
-        """The 16-byte digest of the identity: a tombstone's key and an attempt's link."""
+        """The 16-byte digest of the identity: a tombstone's key and an attempt's link.
+        PostgreSQL's purge computes it in SQL too, from the rows its DELETE returns
+        (maintenance/tombstones/sql/postgresql/entomb.sql); SQLite has no sha256.
+        tests/receipts/test_tombstone_rules.py compares the two."""
         material = f"{self.scope}\x00{self.operation}\x00{self.request_id}".encode()
         return uuid.UUID(bytes=hashlib.sha256(material).digest()[:16])
-
-
-# Identity.key in SQL (PostgreSQL), of the receipt's columns `scope`, `operation` and
-# `request_id`: the purge makes tombstones from the rows its DELETE returns, so the
-# identity never travels to Python (maintenance/tombstones/postgresql.py). SQLite has no
-# sha256 and computes Identity.key. tests/receipts/test_tombstone_rules.py compares the two.
-IDENTITY_KEY_SQL = (
-    "encode(substring(sha256("
-    "convert_to(scope, 'UTF8') || '\\x00'::bytea"
-    " || convert_to(operation, 'UTF8') || '\\x00'::bytea"
-    " || convert_to(request_id::text, 'UTF8')"
-    ") FROM 1 FOR 16), 'hex')::uuid"
-)

@@ -113,7 +113,9 @@ class Tombstone(models.Model):
 
 
 def tombstone_expiry_day(moment: datetime) -> date:
-    """The day a tombstone expires: `moment` rounded up to a midnight (UTC)."""
+    """The day a tombstone expires: `moment` rounded up to a midnight (UTC). PostgreSQL's
+    purge computes it in SQL too (maintenance/tombstones/sql/postgresql/entomb.sql);
+    tests/receipts/test_tombstone_rules.py compares the two."""
     moment = moment.astimezone(UTC)
     day = moment.date()
     return day if moment == datetime.combine(day, time(), UTC) else day + timedelta(days=1)
@@ -124,16 +126,6 @@ def tombstone_today(now: datetime) -> date:
     expiry day is later than this one (`expires_at > today`), and the purge takes it from
     this day on (`expires_at <= today`)."""
     return now.astimezone(UTC).date()
-
-
-# tombstone_expiry_day in SQL (PostgreSQL), of a timestamptz expression `{moment}`: the
-# purge computes the day in the statement that makes the tombstones
-# (maintenance/tombstones/postgresql.py). One microsecond short of a day added, then the
-# date: a moment at midnight keeps its day, any later one gets the next.
-# tests/receipts/test_tombstone_rules.py compares the two.
-TOMBSTONE_EXPIRY_DAY_SQL = (
-    "(({moment}) AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond')::date"
-)
 
 
 class Attempt(models.Model):

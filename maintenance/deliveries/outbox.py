@@ -4,7 +4,6 @@ Both are receivers of board's signals (`board/entries/signals.py`), connected in
 `maintenance/apps.py`, so board never imports maintenance.
 """
 
-import functools
 import uuid
 from datetime import datetime
 
@@ -14,8 +13,9 @@ from django.db import connection, transaction
 from board.models import Entry
 from maintenance.deliveries import rules
 from maintenance.deliveries.doorbell import doorbell
-from maintenance.deliveries.models import Delivery, Endpoint
+from maintenance.deliveries.models import Delivery
 from receipts import engine
+from receipts.function_file import statement_file
 from receipts.services import Companion
 
 S = Delivery.State
@@ -26,7 +26,7 @@ S = Delivery.State
 
 def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
     """`board.entries.signals.entry_companions`: one accepted delivery per enabled endpoint,
-    written with the new entry by the receipts engine, as data (`_outbox_rows_sql`): in
+    written with the new entry by the receipts engine, as data (outbox_rows.sql): in
     the entry's own statement on PostgreSQL (the issue's budget allowed one `INSERT ...
     SELECT` more, and this makes it none), right after it in its transaction on SQLite.
     The send is rung for on commit; the doorbell publishes it with others' within
@@ -47,7 +47,7 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
         link="entry_id",
-        rows_sql=_outbox_rows_sql(),
+        rows_sql=statement_file(engine.for_connection(_OUTBOX_ROWS)),
         params=(
             _milliseconds(now),
             S.ACCEPTED.value,
@@ -70,43 +70,17 @@ _OUTBOX_COLUMNS = (
     "next_attempt_at", "deadline_at", "created_at",
 )
 
-# A new delivery's id, a time-ordered (version 7) UUID: its first 48 bits the post's
-# moment in milliseconds (a parameter), then the version, 74 random bits and the variant,
-# in the form the engine keeps it: native on PostgreSQL (a random UUID's bytes with the
-# moment laid over its first six and its version bits made 7); on SQLite the 32 hex
-# digits Django's UUIDField stores. Ordered by time, the retention purge's batch of the
-# oldest deliveries deletes neighbouring keys from the id's index and from the attempts'
-# (delivery_id, started_at) index; random ids put each of a batch's deletions on a page
-# of its own once an index outgrows the batch (SPEC 11.7: a purge batch costs the same at
-# any size).
-_NEW_ID = {
-    "postgresql": (
-        "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing "
-        "substring(int8send(CAST(%s AS bigint)) from 3) from 1 for 6), 52, 1), 53, 1), "
-        "'hex')::uuid"
-    ),
-    "sqlite": (
-        "lower(printf('%%012x', %s) || '7' || substr(hex(randomblob(2)), 2) "
-        "|| substr('89ab', 1 + (random() & 3), 1) || substr(hex(randomblob(8)), 2))"
-    ),
+# The outbox's rows: an accepted delivery per enabled endpoint, a statement each engine
+# (they differ in the new id's expression).
+_OUTBOX_ROWS = {
+    "postgresql": "maintenance/deliveries/sql/postgresql/outbox_rows.sql",
+    "sqlite": "maintenance/deliveries/sql/sqlite/outbox_rows.sql",
 }
 
 
 def _milliseconds(moment: datetime) -> int:
-    """A version 7 UUID's time: milliseconds since the Unix epoch."""
+    """A version 7 UUID's time (outbox_rows.sql): milliseconds since the Unix epoch."""
     return int(moment.timestamp() * 1000)
-
-
-@functools.cache
-def _outbox_rows_sql() -> str:
-    """The outbox's rows: an accepted delivery per enabled endpoint, one statement for
-    both engines but for the new id's expression. Built once per process (a process
-    serves one database)."""
-    endpoints = connection.ops.quote_name(Endpoint._meta.db_table)
-    return (
-        f"SELECT {engine.for_connection(_NEW_ID)}, id, %s, 0, %s, %s, '', %s, %s, %s "
-        f"FROM {endpoints} WHERE enabled = %s"
-    )
 
 
 def on_entry_deleted(sender, *, entry: Entry, now: datetime, **kwargs) -> None:

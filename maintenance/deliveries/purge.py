@@ -10,13 +10,8 @@ from maintenance.batches import Batch, PurgeResult, purge_time_budget, run_batch
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from maintenance.tombstones import purge as receipt_purge
 
-# The partial index delivery_final_settled's own condition, written out as its migration
-# wrote it: SQLite uses a partial index only when the query repeats its condition, and a
-# `state IN (%s, %s, %s)` of parameters is not that (it read every delivery and sorted
-# them: 100 ms at 200,000). Constants of the model, not input.
-FINAL_STATES_SQL = "state IN ({})".format(
-    ", ".join(f"'{state.value}'" for state in Delivery.FINAL)
-)
+# The statement that picks a batch (its why is in the file).
+SETTLED_OLDEST = "maintenance/deliveries/sql/{engine}/settled_oldest.sql"
 
 
 def purge_deliveries(
@@ -32,11 +27,10 @@ def purge_deliveries(
     delivery_retention = retention.policy_in_force(retention.DELIVERY, fresh=True).duration
 
     def batch(after) -> Batch:
-        ids = receipt_purge.oldest_ids(
-            Delivery, index="delivery_final_settled",
-            where=f"{FINAL_STATES_SQL} AND settled_at < %s",
-            params=[receipt_purge.sql_moment(now - delivery_retention)],
-            order_by="settled_at", limit=batch_size,
+        ids = receipt_purge.ids_oldest(
+            SETTLED_OLDEST,
+            {"settled_before": receipt_purge.sql_moment(now - delivery_retention)},
+            limit=batch_size,
         )
         # Plain DELETEs by key (the attempts by their delivery's index): the ORM's delete
         # of a delivery collects it and its attempts row by row before deleting them.

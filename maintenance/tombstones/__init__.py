@@ -1,9 +1,10 @@
 """Retention's side of the idempotency engine: receipts into tombstones, in batches
 (purge.py), for the purges of maintenance/purges.py. What differs by engine is a
-module each (postgresql.py, sqlite.py) with the same functions: `sql_in`,
-`skip_locked`, `row_columns`, `results_not_held`, `entomb`, and for the retention page
+module each (postgresql.py, sqlite.py) with the same functions: `values_in`,
+`results_not_held`, `entomb`, and for the retention page
 and the purges' lease `tombstones_disk_size`, `tombstones_planned`, `runs_need_a_lease`;
-chosen by receipts.engine."""
+chosen by receipts.engine; the statements are `.sql` files of sql/postgresql/ and
+sql/sqlite/."""
 
 from types import ModuleType
 

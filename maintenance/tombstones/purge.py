@@ -7,9 +7,10 @@ retry that holds a receipt (a retry bumps `attempts`, which locks the row); on S
 the immediate write transaction serializes everything.
 
 Plain SQL, batched: a purge moves thousands of rows a second, and the ORM's cost per
-row (model instances, a parameter per value in `IN (...)`) was most of the time. On
-PostgreSQL a list is one array parameter (`= ANY(%s)`), which also plans once. What
-differs by engine is in maintenance/tombstones/, one module per engine.
+row (model instances, a parameter per value in `IN (...)`) was most of the time. Each
+statement is a `.sql` file of `sql/postgresql/` or `sql/sqlite/` beside this module,
+which says why it is written so; what else differs by engine is a module each
+(postgresql.py, sqlite.py).
 """
 
 import uuid
@@ -19,8 +20,11 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
+from board.retention.holds import thread_not_held_sql
 from maintenance import tombstones as engines
+from receipts import engine
 from receipts.fingerprint import Identity
+from receipts.function_file import statement_file
 from receipts.models import Attempt, Receipt, Tombstone, tombstone_today
 from receipts.models import tombstone_expiry_day as tombstone_expiry_day  # re-exported
 from receipts.statements import read_moment
@@ -34,13 +38,13 @@ class ReceiptRow:
     id: int
     scope: str | None
     operation: str | None
-    # None on PostgreSQL, where the identity stays in the database (see _receipt_rows).
+    # None on PostgreSQL, where the identity stays in the database (sql/postgresql/).
     request_id: uuid.UUID | None
     state: str
     result_id: int | None
     # Whether the receipt was due at the `now` the query was given (compared by the
-    # database: see _due_sql), and its expiry and deletion moment as the database
-    # returned them, parsed only when needed: converting thousands of timestamps a batch
+    # database: each statement's last column), and its expiry and deletion moment as the
+    # database returned them, parsed only when needed: converting thousands of timestamps a batch
     # was a large share of a purge's time.
     expired: bool
     expires_raw: object
@@ -62,7 +66,7 @@ class ReceiptRow:
         self, *, tombstone_retention: timedelta, deletion_retention: timedelta
     ) -> Tombstone:
         """What is left of this receipt: see receipts_entomb (on PostgreSQL the same rule
-        is SQL, in maintenance/tombstones/postgresql.py)."""
+        is SQL, in sql/postgresql/entomb.sql)."""
         return Tombstone(
             key=self.key,
             reason=Tombstone.Reason.DELETED
@@ -77,64 +81,43 @@ class ReceiptRow:
         return max(self.receipt_expires_at, self.deleted_at + deletion_retention)
 
 
-def sql_in(column: str, values: Collection) -> tuple[str, list]:
-    """`column IN (values)` as SQL and parameters; one array parameter on PostgreSQL."""
-    return engines.for_connection().sql_in(column, values)
+def statement(name: str, **slots: str) -> str:
+    """The statement `name` of the connection's engine, kept in a `.sql` file of
+    `sql/<engine>/` beside this module (see `statement_at`)."""
+    return statement_at(f"maintenance/tombstones/sql/{{engine}}/{name}.sql", **slots)
 
 
-def skip_locked() -> str:
-    """Lock the selected rows, skipping those another transaction holds (PostgreSQL);
-    nothing on SQLite, where the write transaction already excludes everyone else."""
-    return engines.for_connection().skip_locked()
+def statement_at(path: str, **slots: str) -> str:
+    """The statement kept in the `.sql` file at `path` (from the project's root, with
+    `{engine}` for the connection's engine: postgresql or sqlite), read once a process,
+    its named slots filled. A slot holds what the text cannot: a limit written into it,
+    SQLite's placeholders of a list, the holds' rule; each file says which it has."""
+    text = statement_file(path.replace("{engine}", engine.for_connection(_ENGINES)))
+    for slot, value in slots.items():
+        if "{" + slot + "}" not in text:
+            raise ValueError(f"{path} has no slot {slot}")
+        text = text.replace("{" + slot + "}", value)
+    return text
 
 
-def indexed_by(index: str) -> str:
-    """After a table's name: read it by this index (SQLite's `INDEXED BY`, which fails
-    the statement if the index cannot serve it); nothing on PostgreSQL."""
-    return engines.for_connection().indexed_by(index)
+_ENGINES = {"postgresql": "postgresql", "sqlite": "sqlite"}
+
+
+def values_in(name: str, values: Collection) -> tuple[dict[str, str], dict[str, object]]:
+    """A list as its statement takes it: on PostgreSQL one array parameter `name` (its
+    text, `{1,2,3}`, cast on the server: building it with `join` is far cheaper than the
+    driver adapting thousands of values one by one); on SQLite a placeholder a value, in
+    the slot `name`. Returns the slots and the parameters."""
+    return engines.for_connection().values_in(name, list(values))
 
 
 def sql_moment(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
 
 
-_RECEIPTS = RECEIPTS_TABLE = Receipt._meta.db_table
-
-
-def _due_sql(*, now: datetime, deleted_before: datetime | None) -> tuple[str, list]:
-    """SQL true when a receipt is due for removal at `now`: a live one once its
-    `receipt_expires_at` has passed (fixed at the write: a promise); a deleted one, when
-    the caller gives `deleted_before` (now minus the `deletion` policy in force at this
-    purge), once its `deleted_at` is that old, whatever expiry the delete reckoned with
-    (SPEC 8.1: `deletion` applies at the next purge, shortened or lengthened)."""
-    if deleted_before is None:
-        return "receipt_expires_at <= %s", [sql_moment(now)]
-    return (
-        "CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %s ELSE deleted_at <= %s END",
-        [sql_moment(now), sql_moment(deleted_before)],
-    )
-
-
-def _receipt_rows(
-    where: str,
-    params: list,
-    *,
-    now: datetime,
-    deleted_before: datetime | None = None,
-    tail: str = "",
-    with_expiry: bool = True,
-) -> list[ReceiptRow]:
-    # Identity, expiry, deletion: on PostgreSQL the tombstones are made in SQL from the
-    # receipt rows themselves (receipts_entomb), so the identity need not travel, and the
-    # moments only where asked.
-    columns = engines.for_connection().row_columns(with_expiry=with_expiry)
-    due, due_params = _due_sql(now=now, deleted_before=deleted_before)
+def _receipt_rows(sql: str, params: dict) -> list[ReceiptRow]:
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, {columns}, state, result_id, {due} "
-            f"FROM {_RECEIPTS} WHERE {where}{tail}",
-            [*due_params, *params],
-        )
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [
         ReceiptRow(
@@ -153,52 +136,31 @@ def _receipt_rows(
     ]
 
 
+def _after(after: tuple[datetime, int] | None) -> dict:
+    if after is None:
+        return {}
+    moment, last_id = after
+    return {"after_moment": sql_moment(moment), "after_id": last_id}
+
+
 def receipts_due(
     *,
     operation: str,
     now: datetime,
     limit: int,
+    deleted_before: datetime,
     after: tuple[datetime, int] | None = None,
-    state: str | None = None,
-    lock: bool = True,
-    extra: str = "",
-    extra_params: tuple = (),
-    deleted_before: datetime | None = None,
 ) -> list[ReceiptRow]:
-    """Receipts whose `receipt_expires_at` has passed at `now`, oldest expiry first; with
-    `lock`, locked (PostgreSQL, skipping rows another transaction holds). (A deleted
-    receipt's row says whether it is due by its deletion: see receipts_deleted_due.)
-    With `deleted_before`, a deleted receipt is left out until its `deleted_at` is that
-    old: its expiry, kept as promised, comes long before its deletion record may go, and
-    a walk that met it every run would spend its batches on receipts it cannot take.
-
-    `after` is the last `(receipt_expires_at, id)` a run already looked at, so a run walks
-    past receipts it had to leave (a thread not yet wholly expired) instead of rereading
-    them every batch. `extra` is a further SQL condition of the caller's (its
-    parameters in `extra_params`), e.g. the holds' anti-join; `RECEIPTS_TABLE` names the
-    receipt row.
-    """
-    where = "operation = %s AND receipt_expires_at <= %s"
-    params: list = [operation, sql_moment(now)]
-    if deleted_before is not None:
-        where += " AND (deleted_at IS NULL OR deleted_at <= %s)"
-        params.append(sql_moment(deleted_before))
-    if extra:
-        where += f" AND {extra}"
-        params += list(extra_params)
-    if state is not None:
-        where += " AND state = %s"
-        params.append(state)
-    if after is not None:
-        # The first condition is the one the expiry index can start from.
-        moment, last_id = after
-        where += " AND receipt_expires_at >= %s AND (receipt_expires_at > %s OR id > %s)"
-        params += [sql_moment(moment), sql_moment(moment), last_id]
-    # Qualified: a bare name in ORDER BY means the output column first, and on
-    # PostgreSQL that is the `::text` of _receipt_rows, which sorted every due row as
-    # text instead of walking the expiry index.
-    tail = f" ORDER BY {_RECEIPTS}.receipt_expires_at, {_RECEIPTS}.id LIMIT {int(limit)}"
-    return _receipt_rows(where, params, now=now, tail=tail + (skip_locked() if lock else ""))
+    """Receipts due at `now`, oldest expiry first, not locked (receipts_due.sql);
+    `after` is the last `(receipt_expires_at, id)` a run already looked at."""
+    params = {
+        "operation": operation,
+        "now": sql_moment(now),
+        "deleted_before": sql_moment(deleted_before),
+        **_after(after),
+    }
+    name = "receipts_due" if after is None else "receipts_due_after"
+    return _receipt_rows(statement(name, limit=str(int(limit))), params)
 
 
 def receipts_deleted_due(
@@ -208,43 +170,33 @@ def receipts_deleted_due(
     deleted_before: datetime,
     limit: int,
     after: tuple[datetime, int] | None = None,
-    extra: str = "",
-    extra_params: tuple = (),
 ) -> list[ReceiptRow]:
-    """Deleted receipts whose `deleted_at` is at or before `deleted_before` (now minus the
-    `deletion` policy in force at this purge), oldest deletion first, locked (PostgreSQL,
-    skipping rows another transaction holds).
-
-    By `deleted_at`, not by the expiry the delete stored: a policy shortened since then
-    acts at this purge, and one lengthened keeps the receipt (SPEC 8.2). `after` is the
-    last `(deleted_at, id)` the run looked at; `extra` as in receipts_due. Served by the
-    partial index receipt_deleted.
-    """
-    where = "operation = %s AND deleted_at IS NOT NULL AND deleted_at <= %s AND state = %s"
-    params: list = [operation, sql_moment(deleted_before), Receipt.State.DELETED.value]
-    if extra:
-        where += f" AND {extra}"
-        params += list(extra_params)
-    if after is not None:
-        moment, last_id = after
-        where += " AND deleted_at >= %s AND (deleted_at > %s OR id > %s)"
-        params += [sql_moment(moment), sql_moment(moment), last_id]
-    # Qualified, as in receipts_due.
-    tail = f" ORDER BY {_RECEIPTS}.deleted_at, {_RECEIPTS}.id LIMIT {int(limit)}{skip_locked()}"
-    return _receipt_rows(where, params, now=now, deleted_before=deleted_before, tail=tail)
+    """Deleted receipts of threads no hold covers whose `deleted_at` is at or before
+    `deleted_before`, oldest deletion first, locked (receipts_deleted_due.sql); `after`
+    is the last `(deleted_at, id)` the run looked at."""
+    params = {
+        "operation": operation,
+        "now": sql_moment(now),
+        "deleted_before": sql_moment(deleted_before),
+        "deleted": Receipt.State.DELETED.value,
+        **_after(after),
+    }
+    name = "receipts_deleted_due" if after is None else "receipts_deleted_due_after"
+    thread = thread_not_held_sql("COALESCE(board_entry.parent_id, board_entry.id)")
+    sql = statement(name, limit=str(int(limit)), thread_not_held=thread)
+    return _receipt_rows(sql, params)
 
 
 def receipts_for_results(
-    *, operation: str, result_ids: Collection[int], now: datetime, lock: bool = False
+    *, operation: str, result_ids: Collection[int], now: datetime
 ) -> list[ReceiptRow]:
-    """The receipts of these results (`expired` as of `now`); with `lock`, only those
-    this transaction could lock."""
+    """The receipts of these results (`expired` as of `now`), not locked."""
     if not result_ids:
         return []
-    condition, params = sql_in("result_id", result_ids)
+    slots, params = values_in("result_ids", result_ids)
     return _receipt_rows(
-        f"operation = %s AND {condition}", [operation, *params],
-        now=now, tail=skip_locked() if lock else "",
+        statement("receipts_for_results", **slots),
+        {"operation": operation, "now": sql_moment(now), **params},
     )
 
 
@@ -252,30 +204,31 @@ def receipts_claim_for_results(
     *, operation: str, result_ids: Collection[int], now: datetime, deleted_before: datetime
 ) -> tuple[list[ReceiptRow], set[int]]:
     """Lock the receipts of these results (`expired`: due at `now`, a deleted one by its
-    `deleted_at` against `deleted_before`, as in receipts_deleted_due).
+    `deleted_at` against `deleted_before`).
 
     Returns the rows this transaction now holds, and the results with a receipt it could
-    not lock: on PostgreSQL a receipt another transaction holds (a retry counting its
-    attempt, another purge) is skipped, not waited for. Counting first keeps the usual
-    case, nothing skipped, to one extra cheap query.
+    not lock: on PostgreSQL a receipt another transaction holds is skipped, not waited
+    for (receipts_claim_for_results.sql).
     """
     if not result_ids:
         return [], set()
-    condition, params = sql_in("result_id", result_ids)
-    where = f"operation = %s AND {condition}"
+    slots, params = values_in("result_ids", result_ids)
+    params = {"operation": operation, **params}
     held = _receipt_rows(
-        where, [operation, *params], now=now, deleted_before=deleted_before,
-        tail=skip_locked(), with_expiry=False,
+        statement("receipts_claim_for_results", **slots),
+        {**params, "now": sql_moment(now), "deleted_before": sql_moment(deleted_before)},
     )
-    return held, engines.for_connection().results_not_held(where, [operation, *params], held)
+    return held, engines.for_connection().results_not_held(params, held)
 
 
 def receipts_lock(*, ids: Collection[int], now: datetime) -> list[ReceiptRow]:
     """Lock these receipts (PostgreSQL), leaving out any another transaction holds."""
     if not ids:
         return []
-    condition, params = sql_in("id", ids)
-    return _receipt_rows(condition, params, now=now, tail=skip_locked(), with_expiry=False)
+    slots, params = values_in("ids", ids)
+    return _receipt_rows(
+        statement("receipts_lock", **slots), {"now": sql_moment(now), **params}
+    )
 
 
 def receipts_entomb(
@@ -316,45 +269,35 @@ def attempts_purge(*, before: datetime, limit: int) -> int:
     return delete_ids(Attempt, ids)
 
 
-def oldest_ids(
-    model, *, index: str, where: str, params: list, order_by: str, limit: int
-) -> list:
-    """The primary keys of the first `limit` rows by `order_by` that satisfy `where`, read
-    by the partial index `index` whose condition `where` repeats (SQLite: `INDEXED BY`,
-    for without statistics its planner prefers an index led by an equality and sorts
-    every row it finds), locked skipping those another transaction holds (PostgreSQL)."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    pk = connection.ops.quote_name(model._meta.pk.column)
+def ids_oldest(path: str, params: dict, *, limit: int) -> list:
+    """The primary keys the statement at `path` (see `statement_at`) selects, a batch of
+    `limit` written into its slot `limit`: the caller's oldest rows by a partial index,
+    locked skipping those another transaction holds (PostgreSQL)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {pk} FROM {table}{indexed_by(index)} WHERE {where} "
-            f"ORDER BY {order_by} LIMIT {int(limit)}{skip_locked()}",
-            params,
-        )
+        cursor.execute(statement_at(path, limit=str(int(limit))), params)
         return [row[0] for row in cursor.fetchall()]
 
 
 def delete_ids(model, ids: Collection) -> int:
-    """`DELETE ... WHERE pk IN (...)` without the ORM's cascade collector.
-
-    The collector reads every row (and its relations) before deleting; the purges have
-    already decided and locked what goes, so one plain statement does.
-    """
-    return delete_where(model, model._meta.pk.name, ids)
+    """Delete these rows by primary key (`<table>_delete.sql`)."""
+    return _delete(model, model._meta.pk, f"{model._meta.db_table}_delete", ids)
 
 
 def delete_where(model, field_name: str, values: Collection) -> int:
-    """`DELETE ... WHERE field IN (values)` (delete_ids' statement, by any column)."""
+    """Delete the rows whose `field_name` is one of `values`
+    (`<table>_delete_by_<field_name>.sql`)."""
+    field = model._meta.get_field(field_name)
+    name = f"{model._meta.db_table}_delete_by_{field_name}"
+    return _delete(model, field, name, values)
+
+
+def _delete(model, field, name: str, values: Collection) -> int:
     if not values:
         return 0
-    field = model._meta.get_field(field_name)
     values = list(values)
     if isinstance(values[0], uuid.UUID):  # text on SQLite
         values = [field.get_db_prep_value(value, connection) for value in values]
-    condition, params = sql_in(connection.ops.quote_name(field.column), values)
+    slots, params = values_in("ids", values)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)} WHERE {condition}",
-            params,
-        )
+        cursor.execute(statement(name, **slots), params)
         return cursor.rowcount

@@ -1,36 +1,25 @@
-"""The purge's statements on SQLite, chosen in maintenance/tombstones/__init__.py. Its
-immediate write transaction already excludes everyone else, so nothing here locks
-rows; it has no sha256, so the tombstones are made in Python."""
+"""The purge's engine functions on SQLite, chosen in maintenance/tombstones/__init__.py;
+its statements are in sql/sqlite/. Its immediate write transaction already excludes
+everyone else, so nothing locks rows; it has no sha256, so the tombstones are made in
+Python."""
 
 from collections.abc import Collection
 from datetime import timedelta
 
 from django.db import DatabaseError, connection
 
+from maintenance.tombstones import purge
 from receipts.models import Receipt, Tombstone
 
 
-def sql_in(column: str, values: Collection) -> tuple[str, list]:
-    values = list(values)
-    return f"{column} IN ({', '.join(['%s'] * len(values))})", values
+def values_in(name: str, values: list) -> tuple[dict[str, str], dict[str, object]]:
+    """No array parameter: a named placeholder a value, in the statement's slot `name`."""
+    names = [f"{name}_{n}" for n in range(len(values))]
+    slot = ", ".join(f"%({each})s" for each in names)
+    return {name: slot}, dict(zip(names, values, strict=True))
 
 
-def skip_locked() -> str:
-    return ""
-
-
-def indexed_by(index: str) -> str:
-    """Name the index: with no statistics for an empty partial index (ANALYZE writes no
-    row for it), the planner takes a larger one whose condition the query also implies."""
-    return f" INDEXED BY {index}"
-
-
-def row_columns(*, with_expiry: bool) -> str:
-    """The identity and the moments of purge.ReceiptRow, always: `entomb` needs them."""
-    return "scope, operation, request_id, receipt_expires_at, deleted_at"
-
-
-def results_not_held(where: str, params: list, held: Collection) -> set[int]:
+def results_not_held(params: dict, held: Collection) -> set[int]:
     return set()
 
 
@@ -44,17 +33,17 @@ def entomb(
             tombstone_retention=tombstone_retention, deletion_retention=deletion_retention
         )
         tombstones[tombstone.key] = tombstone
-    # One prepared INSERT run per row: bulk_create compiled every row's values into SQL,
-    # two thirds of a 1,000-receipt batch's time.
     fields = [Tombstone._meta.get_field(name) for name in ("key", "reason", "expires_at")]
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {Tombstone._meta.db_table} (key, reason, expires_at) "
-            "VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE SET "
-            "reason = excluded.reason, expires_at = excluded.expires_at",
+            purge.statement("tombstone_write"),
             [
-                [field.get_db_prep_value(getattr(tombstone, field.attname), connection)
-                 for field in fields]
+                {
+                    field.attname: field.get_db_prep_value(
+                        getattr(tombstone, field.attname), connection
+                    )
+                    for field in fields
+                }
                 for tombstone in tombstones.values()
             ],
         )

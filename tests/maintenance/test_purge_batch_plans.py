@@ -13,6 +13,7 @@ from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries import rates as delivery_rates
 from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
+from receipts.function_file import code_of
 from receipts.models import Attempt, Receipt, Tombstone
 from tests.conftest import is_postgres
 from tests.moderation.conftest import logged_in
@@ -36,10 +37,10 @@ def plan_of_batch(purge, table: str, **kwargs) -> str:
     with CaptureQueriesContext(connection) as captured:
         purge(now=timezone.now(), batch_size=1000, dry_run=True, **kwargs)
     batch = next(
-        query["sql"] for query in captured
-        if query["sql"].lstrip().upper().startswith("SELECT")
-        and f'FROM "{table}"' in query["sql"].replace(f"FROM {table}", f'FROM "{table}"')
-        and "LIMIT" in query["sql"].upper()
+        sql for sql in (code_of(query["sql"]) for query in captured)
+        if sql.lstrip().upper().startswith("SELECT")
+        and f'FROM "{table}"' in sql.replace(f"FROM {table}", f'FROM "{table}"')
+        and "LIMIT" in sql.upper()
     )
     with connection.cursor() as cursor:
         cursor.execute(f'ANALYZE "{table}"')

@@ -10,6 +10,7 @@ from django.utils import timezone
 from maintenance import purges
 from maintenance.deliveries import purge as delivery_purge
 from maintenance.deliveries.models import Delivery
+from receipts.function_file import code_of
 from tests.conftest import is_postgres
 
 pytestmark = [
@@ -23,9 +24,9 @@ def plans_of(purge, table: str) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         purge(now=timezone.now(), batch_size=1000, dry_run=True)
     selects = [
-        query["sql"] for query in captured
-        if query["sql"].lstrip().upper().startswith("SELECT")
-        and (f'FROM "{table}"' in query["sql"] or f"FROM {table} " in query["sql"])
+        sql for sql in (code_of(query["sql"]) for query in captured)
+        if sql.lstrip().upper().startswith("SELECT")
+        and (f'FROM "{table}"' in sql or f"FROM {table} " in sql)
     ]
     assert selects
     plans = []

@@ -1,21 +1,19 @@
 """A tombstone's two rules, written twice: in Python (receipts.fingerprint.Identity.key,
 receipts.models.tombstone_expiry_day, maintenance.tombstones.purge.ReceiptRow.tombstone) and in SQL,
 where PostgreSQL's purge makes the tombstones from the rows it deletes
-(fingerprint.IDENTITY_KEY_SQL, models.TOMBSTONE_EXPIRY_DAY_SQL, in
-maintenance/tombstones/postgresql.py). Compared on generated input: each SQL form alone on
-PostgreSQL, and the whole purge of a receipt (receipts_entomb) on both engines."""
+(maintenance/tombstones/sql/postgresql/entomb.sql). Compared on generated input: each rule
+alone on PostgreSQL, and the whole purge of a receipt (receipts_entomb) on both engines."""
 
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maintenance.tombstones.purge import ReceiptRow, receipts_entomb, receipts_lock
-from receipts.fingerprint import IDENTITY_KEY_SQL, Identity
-from receipts.models import TOMBSTONE_EXPIRY_DAY_SQL, Receipt, Tombstone, tombstone_expiry_day
+from receipts.fingerprint import Identity
+from receipts.models import Receipt, Tombstone, tombstone_expiry_day
 
 pytestmark = pytest.mark.django_db
 
@@ -51,36 +49,46 @@ retentions = st.sampled_from(
 ) | st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=800))
 
 
+def entombed(*, scope="anonymous", operation="post_entry:v1", request_id, expires,
+             retention=timedelta(0)) -> list[Tombstone]:
+    """The tombstones the purge leaves of one live receipt (and no others)."""
+    Tombstone.objects.all().delete()
+    receipt = Receipt.objects.create(
+        scope=scope, operation=operation, request_id=request_id, digests={},
+        state=Receipt.State.SUCCEEDED, first_route="api", first_seen_at=expires,
+        last_seen_at=expires, receipt_expires_at=expires,
+    )
+    held = receipts_lock(ids=[receipt.pk], now=expires)
+    receipts_entomb(receipts=held, tombstone_retention=retention, deletion_retention=retention)
+    return list(Tombstone.objects.all())
+
+
 @pytest.mark.postgres
 @quick
 @given(scope=scopes, operation=operations, request_id=st.uuids())
 def test_the_identity_key_is_the_same_in_python_and_sql(scope, operation, request_id):
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {IDENTITY_KEY_SQL} FROM (SELECT %s::text AS scope, %s::text AS operation, "
-            f"%s::uuid AS request_id) AS receipt",
-            [scope, operation, request_id],
-        )
-        in_sql = cursor.fetchone()[0]
+    made = entombed(
+        scope=scope, operation=operation, request_id=request_id,
+        expires=datetime(2030, 1, 1, tzinfo=UTC),
+    )
 
-    assert in_sql == Identity(scope, operation, request_id).key
+    assert [tombstone.key for tombstone in made] == [Identity(scope, operation, request_id).key]
 
 
 @pytest.mark.postgres
 @quick
-@given(end=near_midnight, retention=retentions)
-def test_the_tombstone_day_is_the_same_in_python_and_sql(end, retention):
+@given(end=near_midnight, retention=retentions, request_id=st.uuids())
+def test_the_tombstone_day_is_the_same_in_python_and_sql(end, retention, request_id):
     # The expiry chosen so that expiry + retention lands on or near a midnight. In UTC,
     # as the purge reads it from the database: Python adds a duration to a datetime of a
     # zone with summer time on its wall clock (an hour off across the change).
     expiry = (end - retention).astimezone(UTC)
-    moment = TOMBSTONE_EXPIRY_DAY_SQL.format(moment="%s::timestamptz + %s::interval")
 
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {moment}", [expiry, retention])
-        in_sql = cursor.fetchone()[0]
+    made = entombed(request_id=request_id, expires=expiry, retention=retention)
 
-    assert in_sql == tombstone_expiry_day(expiry + retention)
+    assert [tombstone.expires_at for tombstone in made] == [
+        tombstone_expiry_day(expiry + retention)
+    ]
 
 
 @quick

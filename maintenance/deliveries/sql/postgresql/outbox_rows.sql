@@ -1,0 +1,12 @@
+-- The outbox: one accepted delivery per enabled endpoint, the columns of
+-- outbox._OUTBOX_COLUMNS in their order; the receipts engine writes them with the new
+-- entry, linked by its id, in the entry's own statement. Parameters, in order: the
+-- moment in milliseconds since the Unix epoch, the state, unanswered, lookup_due,
+-- next_attempt_at, deadline_at, created_at, enabled.
+-- A new delivery's id is a time-ordered (version 7) UUID: a random UUID's bytes with the
+-- moment laid over its first six and its version bits made 7. Ordered by time, the
+-- retention purge's batch of the oldest deliveries deletes neighbouring keys from the
+-- id's index and from the attempts' (delivery_id, started_at) index; random ids put each
+-- of a batch's deletions on a page of its own once an index outgrows the batch (SPEC
+-- 11.7: a purge batch costs the same at any size).
+SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send(CAST(%s AS bigint)) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid, id, %s, 0, %s, %s, '', %s, %s, %s FROM maintenance_endpoint WHERE enabled = %s

@@ -1,0 +1,2 @@
+-- Tombstones by key, as board_entry_delete.sql deletes entries.
+DELETE FROM receipts_tombstone WHERE key = ANY(%(ids)s::uuid[])

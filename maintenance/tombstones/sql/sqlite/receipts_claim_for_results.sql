@@ -1,0 +1,9 @@
+-- The receipts of these results, to replace (nothing to lock: the immediate write
+-- transaction excludes everyone else, so none is skipped). The last column says whether
+-- each is due at now, a deleted one by its deleted_at against deleted_before. The slot
+-- result_ids is a placeholder a value.
+SELECT id, scope, operation, request_id, receipt_expires_at, deleted_at, state, result_id,
+    CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
+        ELSE deleted_at <= %(deleted_before)s END
+FROM receipts_receipt
+WHERE operation = %(operation)s AND result_id IN ({result_ids})
