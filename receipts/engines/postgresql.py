@@ -10,6 +10,8 @@ read and the attempt INSERT, and the transaction around them, with one. Measured
 and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilation
 (`as_sql`) was 12% of the profiled time before and is gone from this path.
 
+The statements, and why each is written so, are .sql files in receipts/sql/postgresql/,
+read once a process; what varies by call is a parameter.
 """
 
 import functools
