@@ -105,17 +105,15 @@ UNIQUE_VIOLATION = "23505"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
-    """The claim and the write in ONE round trip: the claim and the statement after it
-    are sent together in psycopg's pipeline mode, and the pipeline's one Sync ends the
-    implicit transaction they share (PostgreSQL commits it, durably, or rolls it back on
-    any error). The second statement still has a snapshot of its own, taken after the
-    claim's wait, so the tombstone read sees what a purge the claim waited for left.
+    """The claim and the write in ONE round trip: claim.sql and write.sql are sent
+    together in psycopg's pipeline mode, and the pipeline's one Sync ends the implicit
+    transaction they share (PostgreSQL commits it, durably, or rolls it back on any
+    error).
 
     It replaces BEGIN, the claim, the effect's statement and COMMIT (four round trips,
     tests/board/test_statement_budget.py). Nothing of the caller runs between the two,
-    so what the caller decides after the claim is decided in SQL: `unrefused` (its
-    refusal, known before) and its `guard`. A refused write withdraws the claim
-    (DELETE of the row the claim inserted) and commits nothing else.
+    so what the caller decides after the claim is decided in write.sql: `unrefused` (its
+    refusal, known before) and its `guard`.
 
     Faults, told apart by where psycopg met them: an error the server reported for the
     claim or the second statement left nothing (the Sync never committed); a connection

@@ -18,8 +18,7 @@ QUESTION_OPEN_SQL = "board/sql/postgresql/question_open.sql"
 
 
 def admit(asked: Admission) -> Admitted:
-    """The admission in ONE statement, admit.sql: the function `board_post_admit`
-    decides in SQL what board/posting/engines/sqlite.py `admit` decides in Python."""
+    """The admission in ONE statement (admit.sql, which says why)."""
     with connection.cursor() as cursor:
         cursor.execute(statement_file(ADMIT_SQL), {
             "principal_prefix": Principal.KEY_PREFIX, "presented_hash": asked.token_hash,

@@ -1,7 +1,6 @@
 -- The write after the claim (receipts/engines/postgresql.py `write` sends claim.sql,
--- then this, in one round trip): nothing of the caller runs between the two, so what the
--- caller decides after the claim is decided here. Its own snapshot, taken after the
--- claim's wait, so the tombstone read sees what a purge the claim waited for left.
+-- then this, in one round trip). It has a snapshot of its own, taken after the claim's
+-- wait, so the tombstone read sees what a purge the claim waited for left.
 --
 -- In order: the claimed receipt (its id in the transaction's setting settle.claimed);
 -- the identity's tombstone in force (tomb: the statement SQLite's write runs on its
