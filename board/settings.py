@@ -127,7 +127,7 @@ TEMPLATES = [
 #
 # How long a statement waits for a row another transaction holds (SPEC 5.1: the claim's
 # wait bound). On PostgreSQL the claim and the replay set it for their own transaction
-# inside their statements (receipts.engines.postgresql.wait_bound, and the function
+# inside their statements (receipts/sql/postgresql/claim.sql, and the function
 # receipts_replay: no round trip, and nothing a
 # pooler in transaction mode loses); past it the claim answers in_progress, any other
 # wait unavailable (not_committed).

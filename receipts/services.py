@@ -14,7 +14,7 @@ How a write runs (SPEC 5.1 step 3 and 7):
    constraint is the lock: on PostgreSQL a second transaction with the same identity
    waits inside that INSERT until the first commits or rolls back (bounded by
    `lock_timeout`, which the claim statement itself sets for its transaction:
-   `engines.postgresql.wait_bound`); on SQLite the whole transaction is `BEGIN
+   receipts/sql/postgresql/claim.sql); on SQLite the whole transaction is `BEGIN
    IMMEDIATE`, so claims queue, and the claim is a read of the receipt. A claim lost to
    a committed receipt returns None: the caller replays (step 1).
 3. A write that won the claim checks for a tombstone in a statement *after* the claim,

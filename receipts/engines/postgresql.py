@@ -10,6 +10,8 @@ read and the attempt INSERT, and the transaction around them, with one. Measured
 and 13 round trips a new post before, 2,840 and 6 after; the ORM's SQL compilation
 (`as_sql`) was 12% of the profiled time before and is gone from this path.
 
+The statements, and why each is written so, are .sql files in receipts/sql/postgresql/,
+read once a process; what varies by call is a parameter.
 """
 
 import functools
@@ -20,9 +22,9 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault, sqlstate
+from receipts.function_file import statement_file
 from receipts.models import Receipt, tombstone_today
 from receipts.statements import (
-    CLAIM_FIELDS,
     RECEIPT_COLUMNS,
     RECEIPTS,
     TOMBSTONE_IN_FORCE_SQL,
@@ -54,86 +56,28 @@ def commit_quietly() -> bool:
     return not connection.in_atomic_block
 
 
-def wait_bound() -> str:
-    """An SQL expression that bounds, for the rest of the transaction running it, how long
-    any statement waits for a lock: `lock_timeout` of SETTLE_CLAIM_WAIT_SECONDS (PostgreSQL).
-
-    The claim evaluates it before it locks anything, in its own statement (a replay's
-    function sets the same bound first, from `wait_bound_ms`), so the bound costs no
-    round trip and needs nothing of the connection:
-    `set_config(..., true)` is SET LOCAL, which a pooler in transaction mode (PgBouncer)
-    keeps, because the transaction runs on one server connection from BEGIN to COMMIT.
-    A connection's startup option `-c lock_timeout=...` would not do: PgBouncer refuses it
-    (`unsupported startup parameter: options`), and ignored, the bound would be gone.
-    Past the bound the claim answers in_progress, any other wait unavailable.
-    """
-    return f"set_config('lock_timeout', '{wait_bound_ms()}', true)"
-
-
 def wait_bound_ms() -> int:
-    """SETTLE_CLAIM_WAIT_SECONDS in milliseconds, as `lock_timeout` reads it."""
+    """SETTLE_CLAIM_WAIT_SECONDS in milliseconds, as `lock_timeout` reads it: the bound
+    the claim (claim.sql) and a replay's function set for their transaction."""
     return int(settings.SETTLE_CLAIM_WAIT_SECONDS * 1000)
 
 
-@functools.cache
-def claim_sql(model) -> str:
-    """The claim: the receipt INSERTed, its row SELECTed from `wait_bound()`, so the
-    bound is set for the transaction before the INSERT can wait on another claim, and
-    the effect's id reserved (`result_id_at_claim`). One row: the receipt's id and
-    result_id, and the id left in the transaction's setting CLAIMED for `write`'s second
-    statement. Built once.
-
-    A plain INSERT, not `ON CONFLICT DO NOTHING`: it waits for another claim of the same
-    identity as that does, and once that one commits it fails on the identity's unique
-    constraint, which `write` answers as a lost claim. ON CONFLICT inserts
-    speculatively and confirms the row: a WAL record of 48 bytes on every new post, for
-    a race a post seldom meets (the admission looked for a committed receipt first)."""
-    # Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
-    # not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
-    columns = [f.column for f in CLAIM_FIELDS] + ["result_id"]
-    values = [
-        f"CAST(%s AS {'text' if f.get_internal_type() == 'CharField' else f.db_type(connection)})"
-        for f in CLAIM_FIELDS
-    ] + [result_id_at_claim(model)]
-    return (
-        f"WITH claimed AS (INSERT INTO {RECEIPTS} ({', '.join(columns)}) "
-        f"SELECT {', '.join(values)} FROM (SELECT {wait_bound()}) AS bound "
-        f"RETURNING id, result_id) "
-        f"SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed), "
-        f"set_config('{CLAIMED}', COALESCE((SELECT id::text FROM claimed), ''), true)"
-    )
-
+CLAIM_SQL = "receipts/sql/postgresql/claim.sql"
+WRITE_SQL = "receipts/sql/postgresql/write.sql"
+REPLAY_SQL = "receipts/sql/postgresql/replay.sql"
 
 
 def replay(identity, asked, route, now, model, judge):
-    # One statement, in its own (auto)commit: the function `receipts_replay`
-    # (receipts/sql/receipts_replay.sql) locks and counts the receipt, judges the attempt
-    # and logs it, and this statement joins the effect. The join reads the snapshot this
-    # statement started with, which holds the effect whenever the receipt's commit came
-    # before it began (the caller saw it, or its claim waited for it and rolled back
-    # before this).
     # A replay saves nothing the agent depends on (the entry it answers with was
     # committed durably before it began), only bookkeeping: see `commit_quietly`.
-    join, columns = "", ""
-    if model is not None:
-        fields = model._meta.concrete_fields
-        columns = ", " + ", ".join(f"made.{f.column}" for f in fields)
-        join = (
-            f" LEFT JOIN {model._meta.db_table} made "
-            f"ON made.{model._meta.pk.column} = hit.result_id"
-        )
-    sql = (
-        f"SELECT {', '.join(f'hit.{c}' for c in RECEIPT_COLUMNS)}, hit.outcome{columns} "
-        f"FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s, %s, %s) "
-        f"AS hit{join}"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [
-            identity.scope, identity.operation, identity.request_id, now,
-            json.dumps(asked.digests), asked.packed, Receipt.State.DELETED.value, identity.key,
-            route,
-            wait_bound_ms(), commit_quietly(),
-        ])
+        cursor.execute(_replay_sql(model), {
+            "scope": identity.scope, "operation": identity.operation,
+            "request_id": identity.request_id, "now": now,
+            "digests": json.dumps(asked.digests), "packed": asked.packed,
+            "deleted_state": Receipt.State.DELETED.value, "attempt_identity": identity.key,
+            "route": route, "wait_ms": wait_bound_ms(), "commit_quietly": commit_quietly(),
+        })
         row = cursor.fetchone()
     if row is None:
         return None
@@ -141,46 +85,43 @@ def replay(identity, asked, route, now, model, judge):
     outcome = row[len(RECEIPT_COLUMNS)]
     result = None
     effect_row = row[len(RECEIPT_COLUMNS) + 1:]
-    if model is not None and effect_row[0] is not None:
+    if effect_row[0] is not None:
         result = effect_from_row(model, effect_row)
     return receipt, result, outcome
 
-def result_id_at_claim(model) -> str:
-    """The effect's id, drawn from its table's sequence by the claim itself, so the
-    receipt is written once with its result_id. Setting it afterwards was an UPDATE
-    of an indexed column, never HOT: a second version of the receipt and an entry
-    in each of its five indexes, on every new post. A claim that loses or rolls back
-    leaves a gap in the ids, as any rolled-back insert does."""
-    return (
-        f"nextval(pg_get_serial_sequence('{model._meta.db_table}', "
-        f"'{model._meta.pk.column}'))"
+
+@functools.cache
+def _replay_sql(model) -> str:
+    """replay.sql for `model`'s table and its concrete columns, filled in once a model."""
+    meta = model._meta
+    return statement_file(REPLAY_SQL).format(
+        effect_columns=", ".join(f"made.{f.column}" for f in meta.concrete_fields),
+        effect_table=meta.db_table,
+        effect_pk=meta.pk.column,
     )
 
-# A transaction-local setting: the claim's receipt id, for the statement after it.
-CLAIMED = "settle.claimed"
+
 UNIQUE_VIOLATION = "23505"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
-    """The claim and the write in ONE round trip: the claim and the statement after it
-    are sent together in psycopg's pipeline mode, and the pipeline's one Sync ends the
-    implicit transaction they share (PostgreSQL commits it, durably, or rolls it back on
-    any error). The second statement still has a snapshot of its own, taken after the
-    claim's wait, so the tombstone read sees what a purge the claim waited for left.
+    """The claim and the write in ONE round trip: claim.sql and write.sql are sent
+    together in psycopg's pipeline mode, and the pipeline's one Sync ends the implicit
+    transaction they share (PostgreSQL commits it, durably, or rolls it back on any
+    error).
 
     It replaces BEGIN, the claim, the effect's statement and COMMIT (four round trips,
     tests/board/test_statement_budget.py). Nothing of the caller runs between the two,
-    so what the caller decides after the claim is decided in SQL: `unrefused` (its
-    refusal, known before) and its `guard`. A refused write withdraws the claim
-    (DELETE of the row the claim inserted) and commits nothing else.
+    so what the caller decides after the claim is decided in write.sql: `unrefused` (its
+    refusal, known before) and its `guard`.
 
     Faults, told apart by where psycopg met them: an error the server reported for the
     claim or the second statement left nothing (the Sync never committed); a connection
     lost with no such report, or an error after both statements, may have committed.
     Inside a caller's transaction (tests, the console) the pair runs in a savepoint.
     """
-    claim_params = _claim_params(receipt)
     model = effect.model
+    claim_params = _claim_params(receipt, model)
     names = tuple(effect.values)
     companions = effect.companions
     params = [
@@ -197,7 +138,7 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
     try:
         with savepoint, connection.cursor() as claiming, connection.cursor() as writing:
             made, tombstone, returned = _claim_and_write(
-                claiming, writing, receipt, claim_sql(model), claim_params, sql, params
+                claiming, writing, receipt, statement_file(CLAIM_SQL), claim_params, sql, params
             )
     except _ClaimLost:
         return None
@@ -240,53 +181,43 @@ def _claim_and_write(claiming, writing, receipt, claim, claim_params, sql, param
     return made, tombstone, returned
 
 
-def _claim_params(receipt: Receipt) -> list:
-    """The claim's parameters in `CLAIM_FIELDS` order, adapted by hand: the fields' own
-    get_db_prep_save, JSONField's above all, was a third of the claim's time."""
+def _claim_params(receipt: Receipt, model) -> dict:
+    """claim.sql's parameters, adapted by hand: the fields' own get_db_prep_save,
+    JSONField's above all, was a third of the claim's time."""
     moment = connection.ops.adapt_datetimefield_value
-    return [
-        receipt.scope, receipt.operation, receipt.request_id, receipt.packed_digests,
-        str(receipt.state), receipt.first_route, receipt.attempts, moment(receipt.first_seen_at),
-        moment(receipt.last_seen_at), moment(receipt.receipt_expires_at),
-    ]
+    return {
+        "scope": receipt.scope, "operation": receipt.operation,
+        "request_id": receipt.request_id, "packed_digests": receipt.packed_digests,
+        "state": str(receipt.state), "first_route": receipt.first_route,
+        "attempts": receipt.attempts, "first_seen_at": moment(receipt.first_seen_at),
+        "last_seen_at": moment(receipt.last_seen_at),
+        "receipt_expires_at": moment(receipt.receipt_expires_at),
+        "effect_table": model._meta.db_table, "effect_pk": model._meta.pk.column,
+        "lock_timeout": str(wait_bound_ms()),
+    }
 
 
 @functools.cache
 def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], guard: str) -> str:
-    # Built once per model, set of fields, companions and guard: the fields' db_type,
-    # asked afresh for every post, was a tenth of a new post's Python time (py-spy --gil).
-    fields = [model._meta.pk, *(model._meta.get_field(name) for name in names)]
-    columns = ", ".join(f.column for f in fields[1:])
-    # Typed placeholders: an INSERT ... SELECT does not infer a NULL's type.
-    typed = ", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields[1:])
-    also = "".join(
-        f"""), also_{n} AS (
-            INSERT INTO {table} ({", ".join(cols)}, {link})
-            SELECT companion.*, made.id FROM ({rows_sql}) AS companion CROSS JOIN made
-            RETURNING {returning}"""
-        for n, (table, cols, link, rows_sql, returning) in enumerate(companions)
+    """write.sql filled in once per model, set of fields, companions and guard: the
+    fields' db_type, asked afresh for every post, was a tenth of a new post's Python
+    time (py-spy --gil)."""
+    fields = [model._meta.get_field(name) for name in names]
+    return statement_file(WRITE_SQL).format(
+        tombstone_in_force=TOMBSTONE_IN_FORCE_SQL,
+        guard=guard,
+        effect_table=model._meta.db_table,
+        effect_pk=model._meta.pk.column,
+        effect_columns=", ".join(f.column for f in fields),
+        effect_values=", ".join(f"CAST(%s AS {f.db_type(connection)})" for f in fields),
+        companions="".join(
+            f"), also_{n} AS (\n    INSERT INTO {table} ({', '.join(cols)}, {link})\n"
+            f"    SELECT companion.*, made.id FROM ({rows_sql}) AS companion CROSS JOIN made\n"
+            f"    RETURNING {returning}\n"
+            for n, (table, cols, link, rows_sql, returning) in enumerate(companions)
+        ),
+        companions_returned="".join(
+            f", ARRAY(SELECT {returning} FROM also_{n})"
+            for n, (_, _, _, _, returning) in enumerate(companions)
+        ),
     )
-    returned = "".join(
-        f", ARRAY(SELECT {returning} FROM also_{n})"
-        for n, (_, _, _, _, returning) in enumerate(companions)
-    )
-    return f"""
-        WITH claimed AS (
-            SELECT id, result_id FROM {RECEIPTS}
-            WHERE id = NULLIF(current_setting('{CLAIMED}', true), '')::bigint
-        ), tomb AS (
-            {TOMBSTONE_IN_FORCE_SQL}
-        ), allowed AS (
-            SELECT id, result_id FROM claimed
-            WHERE NOT EXISTS (SELECT 1 FROM tomb) AND %s AND ({guard})
-        ), made AS (
-            INSERT INTO {model._meta.db_table} ({model._meta.pk.column}, {columns})
-            SELECT allowed.result_id, {typed} FROM allowed
-            RETURNING {model._meta.pk.column} AS id
-        ), withdrawn AS (
-            DELETE FROM {RECEIPTS} WHERE id IN (SELECT id FROM claimed)
-                AND NOT EXISTS (SELECT 1 FROM allowed)
-        {also})
-        SELECT (SELECT id FROM claimed), (SELECT id FROM made), (SELECT reason FROM tomb)
-            {returned}
-    """

@@ -1,9 +1,12 @@
-"""Who the caller is and its hourly limit, written twice: in Python (board/posting/callers.py,
-board/posting/limits.py), which SQLite's admission runs, and in SQL, the function
-`board_post_admit` (board/sql/board_post_admit.sql) of PostgreSQL's. Compared on generated
-input on PostgreSQL, where both exist."""
+"""The write path's rules written twice, in Python, which SQLite's engine runs, and in
+SQL, PostgreSQL's: who the caller is and its hourly limit (board/posting/callers.py,
+board/posting/limits.py; the function `board_post_admit`, board/sql/board_post_admit.sql),
+and a reply's guard (board/posting/engines/sqlite.py `question_open`;
+board/sql/postgresql/question_open.sql). Compared on generated input on PostgreSQL,
+where both exist."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
@@ -13,9 +16,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from board.exceptions import Unauthorized
-from board.models import PostingPolicy, Principal
+from board.exceptions import ParentUnavailable, Unauthorized
+from board.models import Entry, PostingPolicy, Principal
 from board.posting import callers, limits, statements
+from board.posting.engines import postgresql as engines_postgresql
+from board.posting.engines import sqlite as engines_sqlite
 from moderation import actions as moderation
 from receipts.models import Receipt
 
@@ -101,3 +106,46 @@ def test_a_token_callers_scope_is_its_principals_key():
     _, found = statements.posting_read(callers.token_hash(token))
 
     assert found.scope == found.source == principal.scope
+
+
+# What may keep a reply's parent from being open, each alone or two together.
+FLAWS = ("reply", "hidden", "deleted", "receipt_deleted", "expired", "other_operation",
+         "absent")
+
+
+@pytest.mark.postgres
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flaws=st.sets(st.sampled_from(FLAWS), max_size=2), at_expiry=st.booleans())
+def test_a_replys_guard_is_the_same_in_python_and_sql(flaws, at_expiry):
+    now = timezone.now()
+    entry = {"body": "b", "actor_name": "rules", "submission_mode": "autonomous",
+             "route": "api", "source": "rules", "created_at": now}
+    question = Entry.objects.create(type=Entry.Type.QUESTION, title="t", **entry)
+    parent = question
+    if "reply" in flaws:
+        parent = Entry.objects.create(type=Entry.Type.REPLY, parent=question, **entry)
+    Entry.objects.filter(pk=parent.pk).update(
+        visible="hidden" not in flaws, deleted_at=now if "deleted" in flaws else None
+    )
+    expires_in = (0 if at_expiry else -1) if "expired" in flaws else 1
+    Receipt.objects.create(
+        scope="rules", operation="other:v1" if "other_operation" in flaws else "post_entry:v1",
+        request_id=uuid.uuid4(), digests={}, result_id=parent.pk,
+        state=Receipt.State.DELETED if "receipt_deleted" in flaws else Receipt.State.SUCCEEDED,
+        first_route="api", first_seen_at=now, last_seen_at=now,
+        receipt_expires_at=now + timedelta(seconds=expires_in),
+    )
+    asked = {"parent_id": parent.pk + 1_000_000 if "absent" in flaws else parent.pk,
+             "operation": "post_entry:v1", "now": now, "error": ParentUnavailable()}
+
+    # Python: SQLite's guard, through the ORM.
+    in_python = engines_sqlite.question_open(**asked).holds()
+    # SQL: PostgreSQL's guard, the expression its write folds in.
+    guard = engines_postgresql.question_open(**asked)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {guard.sql}", guard.params)
+        in_sql = cursor.fetchone()[0]
+
+    assert in_sql == in_python
+    assert in_python == (not flaws)

@@ -1,6 +1,7 @@
 """The board's write path on PostgreSQL, chosen in board/posting/engines/__init__.py: its
 rules in SQL, where they cost no round trip of their own."""
 
+import functools
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 from datetime import datetime
 
@@ -8,40 +9,27 @@ from django.db import connection
 
 from board.models import Entry, Principal
 from board.posting.statements import Admission, Admitted, Taken, policy_and_caller
+from receipts.function_file import code_of, statement_file
 from receipts.models import Receipt
 from receipts.services import Guard
 
-# The columns `board_post_admit` answers with, in this order (`policy_and_caller` reads the
-# first eleven), then the caller's rules as the SQL decided them.
-_ADMITTED_COLUMNS = (
-    "paused, pause_reason, source_hourly_limit, overall_hourly_limit, token_id, "
-    "last_used_at, principal_id, name, hourly_limit, entry_retention, principal_key, seen, "
-    "source, counted"
-)
+ADMIT_SQL = "board/sql/postgresql/admit.sql"
+QUESTION_OPEN_SQL = "board/sql/postgresql/question_open.sql"
 
 
 def admit(asked: Admission) -> Admitted:
-    """The admission in ONE statement: the caller read and the counters counted, the
-    overall take only for an admitted caller without a committed receipt, by the function
-    `board_post_admit` (board/sql/board_post_admit.sql), whose plan PostgreSQL keeps per
-    server connection, with or without a pooler between. The function decides in SQL
-    what board/posting/engines/sqlite.py `admit` decides in Python with
-    board/posting/callers.py and limits.py (tests/board/test_rules.py compares them)."""
+    """The admission in ONE statement (admit.sql, which says why)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_ADMITTED_COLUMNS} FROM board_post_admit(%s, %s, %s, %s, %s, %s, %s, "
-            "%s, CAST(%s AS bigint), CAST(%s AS bigint), %s, %s)",
-            [
-                Principal.KEY_PREFIX, asked.token_hash, asked.address_source,
-                asked.anonymous_scope, asked.operation, asked.request_id, asked.hour,
-                asked.overall, asked.source_default_limit, asked.overall_default_limit,
-                # The counters are bookkeeping: outside a caller's transaction they
-                # commit without waiting for the WAL flush (the condition and the reason
-                # are receipts.engines.postgresql.commit_quietly's; the board's statement
-                # reads the condition itself, so a post visits receipts once, to write).
-                asked.anonymous_admitted, not connection.in_atomic_block,
-            ],
-        )
+        cursor.execute(statement_file(ADMIT_SQL), {
+            "principal_prefix": Principal.KEY_PREFIX, "presented_hash": asked.token_hash,
+            "address_source": asked.address_source, "anonymous_scope": asked.anonymous_scope,
+            "post_operation": asked.operation, "post_request_id": asked.request_id,
+            "counted_hour": asked.hour, "overall_source": asked.overall,
+            "source_default_limit": asked.source_default_limit,
+            "overall_default_limit": asked.overall_default_limit,
+            "anonymous_admitted": asked.anonymous_admitted,
+            "commit_quietly": not connection.in_atomic_block,
+        })
         row = cursor.fetchone()
     policy, caller = policy_and_caller(row)
     seen, source, counted = bool(row[11]), row[12], row[13]
@@ -56,31 +44,24 @@ def admit(asked: Admission) -> Admitted:
     )
 
 
-# Step 6 as the write's guard: a reply's parent is a public question whose receipt has
-# not expired. The question is held with FOR KEY SHARE (replies do not block each other)
-# until the reply commits: the retention purge claims a thread by locking its question
-# (FOR UPDATE SKIP LOCKED), so a purge that comes second leaves the thread alone, and one
-# that came first makes the reply wait and find the question gone (422). Without it, a
-# reply accepted just before its question's expiry could fail its foreign key at COMMIT:
-# an `unknown` outcome.
-_QUESTION_OPEN_SQL = (
-    f"EXISTS (SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s AND type = %s "
-    f"AND visible AND deleted_at IS NULL FOR KEY SHARE) "
-    f"AND EXISTS (SELECT 1 FROM {Receipt._meta.db_table} WHERE operation = %s "
-    f"AND result_id = %s AND state = %s AND receipt_expires_at > %s)"
-)
-
-
 def question_open(*, parent_id: int, operation: str, now: datetime, error: Exception) -> Guard:
-    """The guard of a reply to `parent_id` (the same rule as sqlite.py's, in SQL)."""
+    """The guard of a reply to `parent_id`: question_open.sql (the same rule as
+    sqlite.py's, in SQL)."""
     return Guard(
-        sql=_QUESTION_OPEN_SQL,
+        sql=_question_open_code(),
         params=(
             parent_id, Entry.Type.QUESTION.value, operation, parent_id,
             Receipt.State.SUCCEEDED.value, now,
         ),
         error=error,
     )
+
+
+@functools.cache
+def _question_open_code() -> str:
+    # Without its comments: the expression is folded into the middle of the write's
+    # statement, whose own comments say where it comes from.
+    return code_of(statement_file(QUESTION_OPEN_SQL))
 
 
 def live_entries_locked(live):

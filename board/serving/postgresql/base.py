@@ -17,7 +17,7 @@ Every transaction is also bounded in how long it waits for a lock (`lock_timeout
 SETTLE_CLAIM_WAIT_SECONDS), set with SET LOCAL before its first statement: transaction
 state, which a pooler in transaction mode (PgBouncer) keeps, where a connection option
 or a session-level SET would not be. A transaction whose first statement sets the bound
-itself (the claim: receipts.engines.postgresql.wait_bound; a replay: its function
+itself (the claim: receipts/sql/postgresql/claim.sql; a replay: its function
 receipts_replay) spends no round trip on it.
 """
 
@@ -26,8 +26,9 @@ import time
 from django.conf import settings
 from django.db.backends.postgresql import base
 
-# What a statement that bounds its own transaction holds: receipts.engines.postgresql.wait_bound's
-# expression, or a call of the replay's function, which sets it first.
+# What a statement that bounds its own transaction holds: the claim's set_config
+# (receipts/sql/postgresql/claim.sql), or a call of the replay's function, which sets it
+# first.
 _SETS_ITS_BOUND = ("set_config('lock_timeout'", "receipts_replay(")
 
 
