@@ -32,9 +32,10 @@ VERSION_LINE = re.compile(r"^-- version: (\d+)[ \t]*$", re.MULTILINE)
 @functools.cache
 def statement_file(path: str) -> str:
     """A statement kept in a `.sql` file beside the Python that runs it (e.g.
-    "receipts/sql/postgresql/claim.sql"), read once a process. Its `--` comments stay in
-    the text PostgreSQL and SQLite receive; they cost nothing to run."""
-    return (ROOT / path).read_text(encoding="utf-8")
+    "receipts/sql/postgresql/claim.sql"), read once a process, without its comments
+    (`code_of`): they are for the reader, and a statement sent on every post would carry
+    kilobytes of them to the server (and a `%` or `{` in one would be read as a slot)."""
+    return code_of((ROOT / path).read_text(encoding="utf-8"))
 
 
 class FunctionFileMismatch(Exception):

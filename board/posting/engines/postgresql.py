@@ -1,7 +1,6 @@
 """The board's write path on PostgreSQL, chosen in board/posting/engines/__init__.py: its
 rules in SQL, where they cost no round trip of their own."""
 
-import functools
 from contextlib import nullcontext as writer_turn  # noqa: F401  (no turns: row locks)
 from datetime import datetime
 
@@ -9,7 +8,7 @@ from django.db import connection
 
 from board.models import Entry, Principal
 from board.posting.statements import Admission, Admitted, Taken, policy_and_caller
-from receipts.function_file import code_of, statement_file
+from receipts.function_file import statement_file
 from receipts.models import Receipt
 from receipts.services import Guard
 
@@ -57,11 +56,8 @@ def question_open(*, parent_id: int, operation: str, now: datetime, error: Excep
     )
 
 
-@functools.cache
 def _question_open_code() -> str:
-    # Without its comments: the expression is folded into the middle of the write's
-    # statement, whose own comments say where it comes from.
-    return code_of(statement_file(QUESTION_OPEN_SQL))
+    return statement_file(QUESTION_OPEN_SQL)
 
 
 def live_entries_locked(live):
