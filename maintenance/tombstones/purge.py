@@ -16,7 +16,7 @@ which says why it is written so; what else differs by engine is a module each
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 
@@ -136,10 +136,12 @@ def _receipt_rows(sql: str, params: dict) -> list[ReceiptRow]:
     ]
 
 
+# A run's first batch starts before every receipt: one statement walks every batch.
+BEFORE_THE_OLDEST = (datetime(1, 1, 1, tzinfo=UTC), 0)
+
+
 def _after(after: tuple[datetime, int] | None) -> dict:
-    if after is None:
-        return {}
-    moment, last_id = after
+    moment, last_id = after or BEFORE_THE_OLDEST
     return {"after_moment": sql_moment(moment), "after_id": last_id}
 
 
@@ -159,8 +161,7 @@ def receipts_due(
         "deleted_before": sql_moment(deleted_before),
         **_after(after),
     }
-    name = "receipts_due" if after is None else "receipts_due_after"
-    return _receipt_rows(statement(name, limit=str(int(limit))), params)
+    return _receipt_rows(statement("receipts_due", limit=str(int(limit))), params)
 
 
 def receipts_deleted_due(
@@ -181,9 +182,8 @@ def receipts_deleted_due(
         "deleted": Receipt.State.DELETED.value,
         **_after(after),
     }
-    name = "receipts_deleted_due" if after is None else "receipts_deleted_due_after"
     thread = thread_not_held_sql("COALESCE(board_entry.parent_id, board_entry.id)")
-    sql = statement(name, limit=str(int(limit)), thread_not_held=thread)
+    sql = statement("receipts_deleted_due", limit=str(int(limit)), thread_not_held=thread)
     return _receipt_rows(sql, params)
 
 

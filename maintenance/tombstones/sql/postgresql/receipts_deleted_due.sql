@@ -1,7 +1,8 @@
 -- The deletion purge's walk: deleted receipts whose deleted_at is as old as
 -- deleted_before (now minus the deletion policy in force at this purge), oldest deletion
 -- first, locked, skipping rows another transaction holds (a retry counting its attempt,
--- another purge); the first batch of a run (receipts_deleted_due_after.sql walks on).
+-- another purge); past the last (deleted_at, id) the run looked at (the first batch
+-- from before the oldest).
 -- By deleted_at, not by the expiry the delete stored: a policy shortened since then acts
 -- at this purge, and one lengthened keeps the receipt (SPEC 8.2). Served by the partial
 -- index receipt_deleted.
@@ -18,4 +19,5 @@ WHERE operation = %(operation)s AND deleted_at IS NOT NULL
     AND deleted_at <= %(deleted_before)s AND state = %(deleted)s
     AND NOT EXISTS (SELECT 1 FROM board_entry WHERE board_entry.id = receipts_receipt.result_id
         AND NOT {thread_not_held})
+    AND deleted_at >= %(after_moment)s AND (deleted_at > %(after_moment)s OR id > %(after_id)s)
 ORDER BY receipts_receipt.deleted_at, receipts_receipt.id LIMIT {limit} FOR UPDATE SKIP LOCKED

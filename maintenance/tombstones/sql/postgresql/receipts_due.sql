@@ -1,5 +1,8 @@
 -- The threads purge's walk: receipts due at now, oldest expiry first, a batch of the
--- limit; the first batch of a run (receipts_due_after.sql walks on from the last row).
+-- limit, past the last (receipt_expires_at, id) the run looked at (the first batch from
+-- before the oldest), so a run walks past receipts it had to leave (a thread not yet
+-- wholly expired) instead of rereading them every batch; the keyset's first condition is
+-- the one the expiry index can start from.
 -- Not locked: the thread, not the receipt, is the unit two runs split.
 -- A deleted receipt is left out until its deleted_at is as old as deleted_before (now
 -- minus the deletion policy in force at this purge): its expiry, kept as promised, comes
@@ -20,4 +23,6 @@ SELECT id, NULL, NULL, NULL, receipt_expires_at::text, deleted_at::text, state, 
 FROM receipts_receipt
 WHERE operation = %(operation)s AND receipt_expires_at <= %(now)s
     AND (deleted_at IS NULL OR deleted_at <= %(deleted_before)s)
+    AND receipt_expires_at >= %(after_moment)s
+    AND (receipt_expires_at > %(after_moment)s OR id > %(after_id)s)
 ORDER BY receipts_receipt.receipt_expires_at, receipts_receipt.id LIMIT {limit}
