@@ -86,7 +86,10 @@ class Entry(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["type", "-id"], name="entry_type_newest"),
+            # By ascending id, read backwards for the newest first: a new entry goes after
+            # the others in its leaf, so a full leaf splits leaving the old page full;
+            # by descending id each split would halve a page and log half of it.
+            models.Index(fields=["type", "id"], name="entry_type_newest"),
             # Replies only: every lookup is by a question's id, and a question (no
             # parent) writes no entry here.
             models.Index(
@@ -110,7 +113,7 @@ class Entry(models.Model):
             models.Index(
                 fields=["-id"], name="entry_deleted_newest", condition=Q(deleted_at__isnull=False),
             ),
-            models.Index(fields=["actor_name", "-id"], name="entry_actor_newest"),
+            models.Index(fields=["actor_name", "id"], name="entry_actor_newest"),
         ]
 
     def __str__(self) -> str:

@@ -11,6 +11,9 @@ of the cluster, from /proc). Then Settle's new post and replay, record by record
 each byte is for (docs/write-path.md explains the table).
 
 Run by `make bench` after the HTTP cases; `python tests/bench/primary_cost.py` alone.
+`BENCH_PRIMARY_BY_RELATION=1` also prints each case's records by table and index;
+`BENCH_PRIMARY_AFTER_MIGRATE_SQL=<file>` runs that file's SQL on Settle's database after
+its migrations, to measure a cut (an index dropped, a column narrowed) before building it.
 """
 
 import os
@@ -34,6 +37,10 @@ from tests.bench.http_bench import (  # noqa: E402
 )
 
 COUNT = int(os.environ.get("BENCH_PRIMARY_COUNT", "300"))
+# For trying a cut before building it: a file of SQL run on Settle's database after its
+# migrations (e.g. `DROP INDEX entry_created;`); and each case's records by relation.
+AFTER_MIGRATE_SQL = os.environ.get("BENCH_PRIMARY_AFTER_MIGRATE_SQL", "")
+BY_RELATION = bool(os.environ.get("BENCH_PRIMARY_BY_RELATION"))
 WARM = 30  # prepared statements begin on a statement's fifth run on a connection
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -73,8 +80,27 @@ def wal_records(cluster: clusters.Cluster, start: str, end: str) -> list[tuple[s
     )
 
 
-def measure(cluster: clusters.Cluster, url: str, token: str, payloads: list[dict]) -> dict:
-    """Post `payloads` one at a time; WAL and CPU a request, and the records."""
+def records_by_relation(cluster: clusters.Cluster, start: str, end: str,
+                        database: str) -> list[tuple]:
+    """(record type, relation of its first block, count, record bytes) between two
+    positions, relations named as in `database`: which table or index each byte went to."""
+    rows = cluster.sql(
+        "SELECT record_type, substring(block_ref from 'rel \\d+/\\d+/(\\d+)'),"
+        " count(*), sum(record_length - fpi_length)"
+        " FROM pg_get_wal_records_info(%s::pg_lsn, %s::pg_lsn) GROUP BY 1, 2 ORDER BY 4 DESC",
+        (start, end), database="postgres",
+    )
+    names = dict(cluster.sql(
+        "SELECT pg_relation_filenode(oid)::text, relname FROM pg_class"
+        " WHERE pg_relation_filenode(oid) IS NOT NULL", database=database,
+    ))
+    return [(kind, names.get(node, node or "-"), count, size) for kind, node, count, size in rows]
+
+
+def measure(cluster: clusters.Cluster, url: str, token: str, payloads: list[dict],
+            relations_of: str = "") -> dict:
+    """Post `payloads` one at a time; WAL and CPU a request, and the records (printed by
+    relation, named as in the database `relations_of`, when given)."""
     cluster.sql("CHECKPOINT", database="postgres")
     time.sleep(0.5)
     start, cpu = wal_position(cluster), cluster_cpu_seconds(cluster)
@@ -84,6 +110,11 @@ def measure(cluster: clusters.Cluster, url: str, token: str, payloads: list[dict
     cpu = cluster_cpu_seconds(cluster) - cpu
     end = wal_position(cluster)
     records = wal_records(cluster, start, end)
+    if relations_of and records:
+        for kind, relation, count, size in records_by_relation(cluster, start, end,
+                                                               relations_of):
+            print(f"  {kind:<20}{relation:<36}{count / len(payloads):>6.2f}"
+                  f"{size / len(payloads):>8.0f} B")
     return {
         "statuses": statuses,
         "wal": sum(size for _, _, size in records) / len(payloads),
@@ -109,6 +140,8 @@ def main() -> None:
         cluster.sql("CREATE DATABASE peer", database="postgres")
         env = {**bench_environment(), "DATABASE_URL": cluster.url("settle")}
         manage(env, "migrate", "--noinput", "-v", "0")
+        if AFTER_MIGRATE_SQL:
+            cluster.sql(Path(AFTER_MIGRATE_SQL).read_text())
         token = manage(env, "issue_token", "bench-primary").strip().splitlines()[-1]
         peer_env = peer_environment({**env, "DATABASE_URL": cluster.url("peer")}, "peer")
         peer_bearer = peer_token(peer_env)
@@ -125,8 +158,12 @@ def main() -> None:
                 for payload in warm + warm:
                     post_json(base + path, payload, bearer)
                 payloads = [question_payload(str(uuid.uuid4()), n) for n in range(COUNT)]
-                results[name, "new"] = measure(cluster, base + path, bearer, payloads)
-                results[name, "replay"] = measure(cluster, base + path, bearer, payloads)
+                relations_of = name if BY_RELATION else ""  # each its own database's name
+                for case in ("new", "replay"):
+                    if relations_of:
+                        print(f"{name} {case}, by relation (a request):")
+                    results[name, case] = measure(cluster, base + path, bearer, payloads,
+                                                  relations_of)
             finally:
                 os.killpg(process.pid, 15)
                 process.wait(10)

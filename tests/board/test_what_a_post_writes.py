@@ -1,5 +1,6 @@
 """What a post writes besides its entry, and when: the counts of a refusal, the token's
-last use, the overall counter's take and give-back, a replay that meets a delete.
+last use, the overall counter's take and give-back, a replay that meets a delete, the
+pages its indexes split.
 
 Concurrency here is real: other transactions in other threads, real row locks."""
 
@@ -11,6 +12,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from board import services
 from board.models import AgentToken, Entry, HourlyCounter
@@ -18,6 +20,7 @@ from receipts.models import Attempt, Receipt
 from tests.conftest import (
     backend_waits_on_a_lock,
     counts,
+    is_postgres,
     issue_agent,
     new_posts_held,
     question,
@@ -189,3 +192,32 @@ def test_it_reads_an_mcp_callers_token_once_for_a_post(roomy_limits):
              and not q["sql"].lstrip().startswith("UPDATE")]
     assert len(reads) == 1, reads
     assert counts()["entries"] == 1
+
+
+@pytest.mark.django_db
+def test_the_type_and_actor_indexes_stay_packed_as_entries_arrive(agent, roomy_limits):
+    if not is_postgres():
+        pytest.skip("PostgreSQL's index pages and WAL")
+    # given: two thousand entries after a real post, in the order posts write them, from
+    # three agents taking turns
+    template = Entry.objects.get(pk=agent.post(question()).json()["id"])
+    Entry.objects.bulk_create([
+        Entry(type="question", title=f"Question {n}", body="body", actor_name=f"agent-{n % 3}",
+              submission_mode="autonomous", route="api", source=template.source,
+              principal=template.principal, created_at=timezone.now())
+        for n in range(2000)
+    ], batch_size=500)
+
+    # then: each index is about as small as built afresh from the same rows; an index
+    # whose new entries went first in their leaf split its pages in half, twice the size,
+    # having written half a page to the WAL at each split
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys checked first
+        for name, columns in (("entry_type_newest", "type, id"),
+                              ("entry_actor_newest", "actor_name, id")):
+            cursor.execute(f"CREATE INDEX entry_fresh ON board_entry ({columns})")
+            cursor.execute("SELECT pg_relation_size(%s), pg_relation_size('entry_fresh')",
+                           [name])
+            live, fresh = cursor.fetchone()
+            cursor.execute("DROP INDEX entry_fresh")
+            assert live <= fresh * 1.3, (name, live, fresh)
