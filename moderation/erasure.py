@@ -87,7 +87,12 @@ def _counted(entries: QuerySet, *, bounded: bool = False) -> ErasureCounts:
     """Exactly; or, `bounded`, reading at most the console's bound + 1 live entries first,
     and splitting them into questions and replies only when that total was exact."""
     if bounded:
-        total = bounded_count(entries)
+        # Newest first: an agent erased for a flood has posted the newest entries, which
+        # PostgreSQL then finds by walking the primary key back from the newest (warm in
+        # memory), where without an order it chose a sequential scan from the oldest
+        # pages (at 5,000,000 entries, one agent with a quarter of them: 9.6 ms against
+        # 4.5 ms, and all the older entries read first for a flood's newest ones).
+        total = bounded_count(entries.order_by("-id"))
         if total.exceeded:
             return ErasureCounts(total=total, questions=None, replies=None)
     questions = entries.filter(type=Entry.Type.QUESTION).count()
