@@ -319,7 +319,7 @@ def _answer(
 def tombstones_in_force(*, now: datetime) -> QuerySet[Tombstone]:
     """The tombstones that still answer a retry at `now`: the one rule in Python, used by
     every read through the ORM; the engines' writes send it as
-    statements.TOMBSTONE_IN_FORCE_SQL, with the same day (models.tombstone_today)."""
+    receipts/sql/tombstone_in_force.sql, with the same day (models.tombstone_today)."""
     return Tombstone.objects.filter(expires_at__gt=tombstone_today(now))
 
 

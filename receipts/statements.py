@@ -1,6 +1,6 @@
-"""What the idempotency engine's two engines share (receipts/engines/): the tables, the
-columns a claim writes and a replay reads, the rows read back as models, and how a
-tombstone and an outcome are told."""
+"""What the idempotency engine's two engines share (receipts/engines/): the receipts'
+table, the columns a replay reads, the tombstone read's file, the rows read back as
+models, and how a tombstone and an outcome are told."""
 
 import functools
 import json
@@ -11,28 +11,16 @@ from django.db import connection
 from django.db.models import Field, Model
 
 from receipts.exceptions import ReceiptError, RequestDeleted, RequestExpired
-from receipts.models import Attempt, Receipt, Tombstone
+from receipts.models import Receipt, Tombstone
 
 RECEIPTS = Receipt._meta.db_table
-ATTEMPTS = Attempt._meta.db_table
 
-# An identity's tombstone in force: its reason, given the identity's key and
-# models.tombstone_today(now). Sent by both engines' writes after the claim (SQLite's on
-# its own, PostgreSQL's as a CTE of the write's statement); the ORM's form of the same
-# rule is receipts.services.tombstones_in_force.
-TOMBSTONE_IN_FORCE_SQL = (
-    f"SELECT reason FROM {Tombstone._meta.db_table} WHERE key = %s AND expires_at > %s"
-)
+# An identity's tombstone in force (the file says how both engines' writes read it);
+# the ORM's form of the same rule is receipts.services.tombstones_in_force.
+TOMBSTONE_IN_FORCE_SQL = "receipts/sql/tombstone_in_force.sql"
 
-# What a claim writes, in the order of its parameters (engines/postgresql.py `_claim_params`).
-CLAIM_FIELDS = tuple(
-    Receipt._meta.get_field(name)
-    for name in (
-        "scope", "operation", "request_id", "packed_digests", "state", "first_route", "attempts",
-        "first_seen_at", "last_seen_at", "receipt_expires_at",
-    )
-)
-
+# What a replay reads of a receipt, in this order (receipt_from_row): the columns the
+# replay statement of each engine returns (receipts/sql/<engine>/replay.sql).
 RECEIPT_COLUMNS = (
     "id", "state", "digests", "packed_digests", "result_id", "first_route", "attempts",
     "first_seen_at", "last_seen_at", "receipt_expires_at", "deleted_at",

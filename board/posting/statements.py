@@ -6,7 +6,8 @@ round trips, and 12% in the ORM compiling the same few statements afresh (`as_sq
 7,540 Python calls a post. With these statements and the engine's (receipts/services.py):
 6 round trips, 2,840 calls, no compilation; on PostgreSQL the token read and the
 counters are now one statement (board/posting/engines/postgresql.py `admit`). Each
-function below is one statement, written once for every engine, with parameters.
+function below is one statement, written once for every engine, with parameters, in a
+`.sql` file of board/sql/ (no engine folder: both engines run the same text).
 
 On the rate-limit counters (SPEC 5.1 steps 2 and 5), PostgreSQL: `board_hourlycounter`
 is an UNLOGGED table (migration 0002). A transaction that writes only unlogged tables
@@ -25,13 +26,15 @@ from datetime import UTC, datetime
 
 from django.db import connection
 
-from board.models import AgentToken, HourlyCounter, PostingPolicy, Principal
+from board.models import PostingPolicy, Principal
+from receipts.function_file import statement_file
 from receipts.models import Receipt
 
-COUNTERS = HourlyCounter._meta.db_table
-_POLICY = PostingPolicy._meta.db_table
-_TOKENS = AgentToken._meta.db_table
-_PRINCIPALS = Principal._meta.db_table
+POSTING_READ_SQL = "board/sql/posting_read.sql"
+RECEIPT_SEEN_SQL = "board/sql/receipt_seen.sql"
+COUNTER_TAKE_SQL = "board/sql/counter_take.sql"
+COUNTER_GIVE_BACK_SQL = "board/sql/counter_give_back.sql"
+TOKEN_TOUCH_SQL = "board/sql/token_touch.sql"
 
 
 @dataclass(frozen=True)
@@ -50,30 +53,17 @@ class Caller:
     token_used_at: datetime | None = None
 
 
-# Replaces two ORM reads (the policy row by pk, the token with select_related): one
-# round trip instead of two, and no query compilation (measured: see the module note).
-# The policy row may not exist yet (defaults), and the token may be absent or unknown:
-# both are LEFT JOINs to a one-row anchor.
-_POSTING_READ_SQL = f"""
-    SELECT p.paused, p.pause_reason, p.source_hourly_limit, p.overall_hourly_limit,
-        t.id, t.last_used_at, pr.id, pr.name, pr.hourly_limit, pr.entry_retention,
-        CAST(%s AS text) || pr.id
-    FROM (SELECT 1 AS one) AS anchor
-    LEFT JOIN {_POLICY} p ON p.id = 1
-    LEFT JOIN {_TOKENS} t ON t.token_hash = %s AND t.revoked_at IS NULL
-    LEFT JOIN {_PRINCIPALS} pr ON pr.id = t.principal_id
-"""
-
-
 def posting_read(token_hash: str | None) -> tuple[PostingPolicy, Caller | None]:
     """The posting policy and, when a token hash is given, the caller of its live token."""
     with connection.cursor() as cursor:
-        cursor.execute(_POSTING_READ_SQL, [Principal.KEY_PREFIX, token_hash])
+        cursor.execute(statement_file(POSTING_READ_SQL), {
+            "principal_prefix": Principal.KEY_PREFIX, "presented_hash": token_hash,
+        })
         return policy_and_caller(cursor.fetchone())
 
 
 def policy_and_caller(row) -> tuple[PostingPolicy, Caller | None]:
-    """The policy and the token's caller of a row that starts with `_POSTING_READ_SQL`'s
+    """The policy and the token's caller of a row that starts with posting_read.sql's
     columns; the principal's own entry retention comes with it, so a post reads it for
     free."""
     policy = PostingPolicy(pk=1)
@@ -141,7 +131,6 @@ class Admitted:
     taken: Taken
 
 
-_RECEIPTS = Receipt._meta.db_table
 _REQUEST_ID = Receipt._meta.get_field("request_id")
 
 
@@ -149,19 +138,11 @@ def receipt_seen(*, scope: str, operation: str, request_id: uuid.UUID) -> bool:
     """Whether the identity has a committed receipt. A statement, not the ORM's
     `exists()`: on SQLite, in one process, 29 µs against 223."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {_RECEIPTS} WHERE scope = %s AND operation = %s "
-            f"AND request_id = %s)",
-            [scope, operation, _REQUEST_ID.get_db_prep_value(request_id, connection)],
-        )
+        cursor.execute(statement_file(RECEIPT_SEEN_SQL), {
+            "scope": scope, "operation": operation,
+            "request_id": _REQUEST_ID.get_db_prep_value(request_id, connection),
+        })
         return bool(cursor.fetchone()[0])
-
-
-# The conditional upsert every counter write ends with (the table aliased `c`): one more,
-# unless the count has reached `{limit}` (an SQL expression); a refused take is not counted.
-COUNTED_WITHIN = (
-    "ON CONFLICT (source, hour) DO UPDATE SET count = c.count + 1 WHERE c.count < {limit}"
-)
 
 
 def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
@@ -169,29 +150,25 @@ def counter_take(*, source: str, limit: int, hour: datetime) -> bool:
     if limit <= 0:
         return False
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {COUNTERS} AS c (source, hour, count) VALUES (%s, %s, 1) "
-            f"{COUNTED_WITHIN.format(limit='%s')} RETURNING count",
-            [source, connection.ops.adapt_datetimefield_value(hour), limit],
-        )
+        cursor.execute(statement_file(COUNTER_TAKE_SQL), {
+            "source": source, "hour": connection.ops.adapt_datetimefield_value(hour),
+            "limit": limit,
+        })
         return cursor.fetchone() is not None
 
 
 def counter_give_back(*, source: str, hour: datetime) -> None:
     """Return a provisional take; its own short statement, like the take."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {COUNTERS} SET count = count - 1 "
-            f"WHERE source = %s AND hour = %s AND count > 0",
-            [source, connection.ops.adapt_datetimefield_value(hour)],
-        )
+        cursor.execute(statement_file(COUNTER_GIVE_BACK_SQL), {
+            "source": source, "hour": connection.ops.adapt_datetimefield_value(hour),
+        })
 
 
 def token_touch(*, token_id: int, now: datetime) -> None:
     """Record a token's last use (replaces a queryset update)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {_TOKENS} SET last_used_at = %s WHERE id = %s",
-            [connection.ops.adapt_datetimefield_value(now), token_id],
-        )
+        cursor.execute(statement_file(TOKEN_TOUCH_SQL), {
+            "used_at": connection.ops.adapt_datetimefield_value(now), "token_id": token_id,
+        })
 

@@ -204,7 +204,7 @@ def _write_sql(model, names: tuple[str, ...], companions: tuple[tuple, ...], gua
     time (py-spy --gil)."""
     fields = [model._meta.get_field(name) for name in names]
     return statement_file(WRITE_SQL).format(
-        tombstone_in_force=TOMBSTONE_IN_FORCE_SQL,
+        tombstone_in_force=statement_file(TOMBSTONE_IN_FORCE_SQL),
         guard=guard,
         effect_table=model._meta.db_table,
         effect_pk=model._meta.pk.column,

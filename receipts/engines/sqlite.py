@@ -22,12 +22,9 @@ import functools
 from django.db import DatabaseError, connection, transaction
 
 from receipts.faults import Fault
+from receipts.function_file import statement_file
 from receipts.models import tombstone_today
 from receipts.statements import (
-    ATTEMPTS,
-    CLAIM_FIELDS,
-    RECEIPT_COLUMNS,
-    RECEIPTS,
     TOMBSTONE_IN_FORCE_SQL,
     effect_from_row,
     effect_params,
@@ -35,13 +32,16 @@ from receipts.statements import (
     receipt_from_row,
 )
 
-# The claim: the receipt INSERTed with `ON CONFLICT DO NOTHING`; the effect's id is set
-# on it after the effect's INSERT.
-_CLAIM_SQL = (
-    f"INSERT INTO {RECEIPTS} ({', '.join(f.column for f in CLAIM_FIELDS)}) "
-    f"VALUES ({', '.join(['%s'] * len(CLAIM_FIELDS))}) "
-    f"ON CONFLICT (request_id, scope, operation) DO NOTHING RETURNING id"
-)
+# The statements, and why each is written so, are .sql files in receipts/sql/sqlite/,
+# read once a process; what varies by call is a parameter, and what only the effect's
+# model can say (its table and columns) a named slot, filled in once a model.
+CLAIM_SQL = "receipts/sql/sqlite/claim.sql"
+EFFECT_SQL = "receipts/sql/sqlite/effect.sql"
+RESULT_SQL = "receipts/sql/sqlite/result.sql"
+COMPANION_SQL = "receipts/sql/sqlite/companion.sql"
+REPLAY_SQL = "receipts/sql/sqlite/replay.sql"
+ATTEMPT_SQL = "receipts/sql/sqlite/attempt.sql"
+EFFECT_READ_SQL = "receipts/sql/sqlite/effect_read.sql"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
@@ -56,16 +56,19 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
     committing = False
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_CLAIM_SQL, [
-                receipt.scope, receipt.operation, receipt.request_id.hex,
-                receipt.packed_digests, str(receipt.state), receipt.first_route,
-                receipt.attempts, at, at, moment(receipt.receipt_expires_at),
-            ])
+            cursor.execute(statement_file(CLAIM_SQL), {
+                "scope": receipt.scope, "operation": receipt.operation,
+                "request_id": receipt.request_id.hex,
+                "packed_digests": receipt.packed_digests, "state": str(receipt.state),
+                "first_route": receipt.first_route, "attempts": receipt.attempts,
+                "first_seen_at": at, "last_seen_at": at,
+                "receipt_expires_at": moment(receipt.receipt_expires_at),
+            })
             claimed = cursor.fetchone()
             if claimed is None:
                 return None
             receipt.id = claimed[0]
-            cursor.execute(TOMBSTONE_IN_FORCE_SQL, [key, str(tombstone_today(now))])
+            cursor.execute(statement_file(TOMBSTONE_IN_FORCE_SQL), [key, str(tombstone_today(now))])
             tomb = cursor.fetchone()
             if guard is not None and tomb is None and unrefused:
                 unrefused = guard.holds()
@@ -88,17 +91,23 @@ class _Refused(Exception):
 def _effect_create(cursor, receipt, effect):
     """The effect's row, and the receipt's `result_id` set to it."""
     model = effect.model
-    columns = [model._meta.get_field(name).column for name in effect.values]
-    values = effect_params(model, effect.values)
-    cursor.execute(
-        f"INSERT INTO {model._meta.db_table} ({', '.join(columns)}) "
-        f"VALUES ({', '.join(['%s'] * len(values))}) RETURNING {model._meta.pk.column}",
-        values,
-    )
+    cursor.execute(_effect_sql(model, tuple(effect.values)), effect_params(model, effect.values))
     made = cursor.fetchone()[0]
-    cursor.execute(f"UPDATE {RECEIPTS} SET result_id = %s WHERE id = %s", [made, receipt.pk])
+    cursor.execute(statement_file(RESULT_SQL), {"result_id": made, "receipt_id": receipt.pk})
     receipt.result_id = made
     return model(pk=made, **effect.values)
+
+
+@functools.cache
+def _effect_sql(model, names: tuple[str, ...]) -> str:
+    """effect.sql for `model`'s table and the columns of `names`, filled in once each."""
+    meta = model._meta
+    return statement_file(EFFECT_SQL).format(
+        effect_table=meta.db_table,
+        effect_pk=meta.pk.column,
+        effect_columns=", ".join(meta.get_field(name).column for name in names),
+        effect_values=", ".join(["%s"] * len(names)),
+    )
 
 
 def _companions_write(cursor, companions, made) -> list[list]:
@@ -114,10 +123,11 @@ def _companions_write(cursor, companions, made) -> list[list]:
 
 @functools.cache
 def _companion_sql(shape: tuple) -> str:
+    """companion.sql for one companion's shape, filled in once each."""
     table, columns, link, rows_sql, returning = shape
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)}, {link}) "
-        f"SELECT companion.*, %s FROM ({rows_sql}) AS companion RETURNING {returning}"
+    return statement_file(COMPANION_SQL).format(
+        table=table, columns=", ".join(columns), link=link, rows_sql=rows_sql,
+        returning=returning,
     )
 
 
@@ -128,22 +138,19 @@ def replay(identity, asked, route, now, model, judge):
     when the receipt is gone (purged)."""
     at = connection.ops.adapt_datetimefield_value(now)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {RECEIPTS} SET attempts = attempts + 1, last_seen_at = %s "
-            f"WHERE scope = %s AND operation = %s AND request_id = %s "
-            f"RETURNING {', '.join(RECEIPT_COLUMNS)}",
-            [at, identity.scope, identity.operation, identity.request_id.hex],
-        )
+        cursor.execute(statement_file(REPLAY_SQL), {
+            "now": at, "scope": identity.scope, "operation": identity.operation,
+            "request_id": identity.request_id.hex,
+        })
         row = cursor.fetchone()
         if row is None:
             return None
         receipt = receipt_from_row(identity, row)
         outcome = judge(receipt)
-        cursor.execute(
-            f"INSERT INTO {ATTEMPTS} (identity, receipt_id, route, outcome, detail, "
-            f"created_at) VALUES (%s, %s, %s, %s, %s, %s)",
-            [identity.key.hex, receipt.pk, route, str(outcome), outcome_detail(outcome), at],
-        )
+        cursor.execute(statement_file(ATTEMPT_SQL), {
+            "identity": identity.key.hex, "receipt_id": receipt.pk, "route": route,
+            "outcome": str(outcome), "detail": outcome_detail(outcome), "created_at": at,
+        })
         result = None
         if model is not None and receipt.result_id is not None:
             result = _load(cursor, model, receipt.result_id)
@@ -152,10 +159,18 @@ def replay(identity, asked, route, now, model, judge):
 
 def _load(cursor, model, pk):
     """One row as the ORM would have read it."""
-    cursor.execute(
-        f"SELECT {', '.join(f.column for f in model._meta.concrete_fields)} "
-        f"FROM {model._meta.db_table} WHERE {model._meta.pk.column} = %s",
-        [pk],
-    )
+    cursor.execute(_effect_read_sql(model), [pk])
     row = cursor.fetchone()
     return None if row is None else effect_from_row(model, row)
+
+
+@functools.cache
+def _effect_read_sql(model) -> str:
+    """effect_read.sql for `model`'s table and every concrete column, filled in once a
+    model."""
+    meta = model._meta
+    return statement_file(EFFECT_READ_SQL).format(
+        effect_columns=", ".join(f.column for f in meta.concrete_fields),
+        effect_table=meta.db_table,
+        effect_pk=meta.pk.column,
+    )

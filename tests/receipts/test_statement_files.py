@@ -1,24 +1,31 @@
-"""The engine's statements kept in `.sql` files (receipts/sql/postgresql/) name a
-receipt's columns literally, and SQLite's name them from receipts.statements: a field
-added to the receipt fails here until every statement that writes or reads its row
-names it, on both engines, or says why it leaves it out."""
+"""The engine's statements kept in `.sql` files (receipts/sql/<engine>/) name a
+receipt's and an attempt's columns literally: a field added to either fails here until
+every statement that writes or reads its row names it, on both engines, or says why it
+leaves it out."""
 
 import re
 
-from receipts.engines import postgresql
+from receipts.engines import postgresql, sqlite
 from receipts.function_file import code_of, statement_file
-from receipts.models import Receipt
-from receipts.statements import CLAIM_FIELDS, RECEIPT_COLUMNS
+from receipts.models import Attempt, Receipt
+from receipts.statements import RECEIPT_COLUMNS
 
 # Columns a claim leaves to their NULL: the id comes from its own sequence, digests are
 # the JSON form of receipts made before the packed one, deleted_at is set by a delete.
 NOT_CLAIMED = {"id", "digests", "deleted_at"}
 # Columns a replay knows already: they are its identity.
 IDENTITY = {"scope", "operation", "request_id"}
+# SQLite's claim leaves the result to result.sql, set after the effect's INSERT.
+SET_AFTER_THE_EFFECT = {"result_id"}
 
 
 def receipt_columns() -> set[str]:
     return {field.column for field in Receipt._meta.concrete_fields}
+
+
+def inserted(path: str, table: str) -> list[str]:
+    code = code_of(statement_file(path))
+    return names(re.search(rf"INSERT INTO {table} \((.*?)\)", code, re.DOTALL).group(1))
 
 
 def names(listed: str) -> list[str]:
@@ -30,8 +37,23 @@ def test_the_claim_names_every_column_of_a_receipt_it_writes_on_both_engines():
     listed = re.search(r"INSERT INTO receipts_receipt \((.*?)\)", code, re.DOTALL).group(1)
 
     assert set(names(listed)) == receipt_columns() - NOT_CLAIMED
-    # SQLite's claim writes CLAIM_FIELDS and sets result_id after the effect's INSERT.
-    assert [f.column for f in CLAIM_FIELDS] + ["result_id"] == names(listed)
+    assert set(inserted(sqlite.CLAIM_SQL, "receipts_receipt")) == (
+        receipt_columns() - NOT_CLAIMED - SET_AFTER_THE_EFFECT
+    )
+
+
+def test_sqlites_claim_has_a_parameter_named_for_each_column_it_writes():
+    parameters = re.findall(r"%\((\w+)\)s", code_of(statement_file(sqlite.CLAIM_SQL)))
+
+    assert parameters == inserted(sqlite.CLAIM_SQL, "receipts_receipt")
+
+
+def test_sqlites_attempt_log_names_every_column_of_an_attempt_but_its_id():
+    columns = inserted(sqlite.ATTEMPT_SQL, "receipts_attempt")
+    parameters = re.findall(r"%\((\w+)\)s", code_of(statement_file(sqlite.ATTEMPT_SQL)))
+
+    assert set(columns) == {f.column for f in Attempt._meta.concrete_fields} - {"id"}
+    assert parameters == columns
 
 
 def test_the_claim_has_a_parameter_for_each_column_it_writes_but_the_reserved_id():
@@ -48,3 +70,9 @@ def test_the_replay_reads_every_column_of_a_receipt_but_its_identity():
 
     assert read == [*RECEIPT_COLUMNS, "outcome"]
     assert set(RECEIPT_COLUMNS) == receipt_columns() - IDENTITY
+
+
+def test_sqlites_replay_returns_every_column_of_a_receipt_but_its_identity():
+    code = code_of(statement_file(sqlite.REPLAY_SQL))
+
+    assert names(code.split("RETURNING")[1]) == list(RECEIPT_COLUMNS)

@@ -4,7 +4,7 @@
 --
 -- In order: the claimed receipt (its id in the transaction's setting settle.claimed);
 -- the identity's tombstone in force (tomb: the statement SQLite's write runs on its
--- own, receipts.statements.TOMBSTONE_IN_FORCE_SQL, with the identity's key and the day
+-- own, receipts/sql/tombstone_in_force.sql, with the identity's key and the day
 -- receipts.models.tombstone_today gives); allowed, when there is no tombstone, the
 -- caller's refusal known before the claim is absent (a boolean parameter) and its guard
 -- holds (an SQL boolean expression with its own parameters, TRUE without one: the
@@ -20,7 +20,8 @@
 -- nothing of the others), so the names in braces are filled in, and only with these:
 -- the effect's table, primary key and columns with their typed placeholders (an
 -- INSERT ... SELECT does not infer a NULL's type), the guard, and the companions' CTEs
--- and arrays, which other apps hand over as data (receipts.services.Companion).
+-- and arrays, which other apps hand over as data (receipts.services.Companion); and
+-- the tombstone read, {tombstone_in_force}, the one copy both engines' writes send.
 WITH claimed AS (
     SELECT id, result_id FROM receipts_receipt
     WHERE id = NULLIF(current_setting('settle.claimed', true), '')::bigint
