@@ -58,3 +58,23 @@ def test_only_the_doors_import_the_doors():
     }
 
     assert wrong == set()
+
+
+@pytest.mark.parametrize("route", ["api", "mcp"])
+def test_a_new_post_switches_apps_at_most_four_times(route, tmp_path):
+    # A steady new post, traced by tests/bench/trace_post.py in a process of its own: its
+    # path goes board > maintenance > board > receipts > board, one visit to each app.
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRACE_DATABASE_URL": f"sqlite:///{tmp_path / 'trace.sqlite3'}"}
+    traced = subprocess.run(
+        [sys.executable, "tests/bench/trace_post.py", "--route", route],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+    assert traced.returncode == 0, traced.stderr[-2000:]
+    switches = re.search(r"switches between apps, in call order: (\d+)", traced.stdout)
+    assert switches and int(switches.group(1)) <= 4, traced.stdout

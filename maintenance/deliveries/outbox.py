@@ -4,6 +4,7 @@ Both are receivers of board's signals (`board/entries/signals.py`), connected in
 `maintenance/apps.py`, so board never imports maintenance.
 """
 
+import functools
 import uuid
 from datetime import datetime
 
@@ -47,7 +48,7 @@ def outbox_companion(sender, *, now: datetime, **kwargs) -> Companion:
         table=connection.ops.quote_name(Delivery._meta.db_table),
         columns=_OUTBOX_COLUMNS,
         link="entry_id",
-        rows_sql=statement_file(engine.for_connection(_OUTBOX_ROWS)),
+        rows_sql=_outbox_rows_sql(),
         params=(
             _milliseconds(now),
             S.ACCEPTED.value,
@@ -76,6 +77,13 @@ _OUTBOX_ROWS = {
     "postgresql": "maintenance/deliveries/sql/postgresql/outbox_rows.sql",
     "sqlite": "maintenance/deliveries/sql/sqlite/outbox_rows.sql",
 }
+
+
+@functools.cache
+def _outbox_rows_sql() -> str:
+    """The engine's statement, chosen once a process (a process serves one database): a
+    post then calls nothing of the receipts app from here."""
+    return statement_file(engine.for_connection(_OUTBOX_ROWS))
 
 
 def _milliseconds(moment: datetime) -> int:
