@@ -28,12 +28,7 @@ from moderation import erasure
 from moderation.models import AuditEvent, Erasure
 from receipts.models import Receipt
 from tests.celery_worker import (
-    ALONE,
-    CELERY,
-    ROOT,
-    WORKER_SETTINGS,
-    test_database_url,
-    wait_for,
+    ALONE, CELERY, ROOT, WORKER_SETTINGS, test_database_url, wait_for,
 )
 from tests.conftest import issue_agent, question, reply
 from tests.e2e.conftest import gunicorn  # noqa: F401  (the live server fixture)
