@@ -18,7 +18,6 @@ from maintenance.deliveries.purge import purge_deliveries
 from maintenance.models import MaintenanceRun
 from maintenance.purges import job_run
 from tests.celery_worker import (
-    ALONE,
     CELERY,
     ROOT,
     WORKER_SETTINGS,
@@ -188,8 +187,7 @@ def test_a_worker_killed_mid_request_leaves_the_delivery_to_the_sweep(receiver, 
     log_path = tmp_path / "worker.log"
     with open(log_path, "w") as log:
         worker = subprocess.Popen(
-            [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1",
-             *ALONE],
+            [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1"],
             cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
