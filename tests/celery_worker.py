@@ -25,9 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # The settings a test's worker runs with: board.settings, the embedded broker polled more
 # often (tests/worker_settings.py).
 WORKER_SETTINGS = "tests.worker_settings"
-# A test runs one worker on a broker of its own: no other worker to sync with at start
-# (mingle waits a second for their replies on Redis) or to gossip and beat hearts with.
-ALONE = ("--without-mingle", "--without-gossip", "--without-heartbeat")
 
 
 def test_database_url() -> str:
@@ -60,8 +57,7 @@ def celery_worker(tmp_path: Path, *, beat: bool, env: dict | None = None) -> Ite
     # saw run are still on the shared broker. Each test's worker starts on an empty queue.
     if "SETTLE_BROKER_DIR" not in (env or {}) and "CELERY_BROKER_URL" not in (env or {}):
         app.control.purge()
-    command = [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1",
-               *ALONE]
+    command = [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1"]
     if beat:
         command += ["-B", "--schedule", str(tmp_path / "beat-schedule")]
     with open(log_path, "w") as log:

@@ -27,9 +27,7 @@ from board.models import Entry
 from moderation import erasure
 from moderation.models import AuditEvent, Erasure
 from receipts.models import Receipt
-from tests.celery_worker import (
-    ALONE, CELERY, ROOT, WORKER_SETTINGS, test_database_url, wait_for,
-)
+from tests.celery_worker import CELERY, ROOT, WORKER_SETTINGS, test_database_url, wait_for
 from tests.conftest import issue_agent, question, reply
 from tests.e2e.conftest import gunicorn  # noqa: F401  (the live server fixture)
 from tests.seeding import entries_seed
@@ -176,8 +174,7 @@ def _worker(tmp_path, name: str) -> subprocess.Popen:
     }
     log = open(tmp_path / f"{name}.log", "w")
     return subprocess.Popen(
-        [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1",
-         *ALONE],
+        [str(CELERY), "-A", "board", "worker", "--loglevel", "INFO", "--concurrency", "1"],
         cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
 
