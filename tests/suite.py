@@ -110,7 +110,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         Principals are never deleted: a trigger refuses it (board/sql/
         board_principal_kept.sql). Emptying every table is no real path, so the flush
-        lifts that refusal for its own transaction (TRUNCATE fires no row trigger)."""
+        lifts that refusal for its own transaction (TRUNCATE needs nothing: its trigger
+        allows emptying the principals together with the entries)."""
         if reset_sequences or allow_cascade or not tables:
             return truncate(self, style, tables, reset_sequences=reset_sequences,
                             allow_cascade=allow_cascade)
