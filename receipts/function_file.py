@@ -109,14 +109,17 @@ class FunctionFile:
 
 def migrations_applying(path):
     """The FunctionFile of each migration of the file's app that applies `path`, oldest
-    first (a migration keeps it as FUNCTION_FILE)."""
+    first (a migration keeps it as FUNCTION_FILE, or several as FUNCTION_FILES)."""
     app = path.split("/")[0]
     package = importlib.import_module(f"{app}.migrations")
     names = sorted(
         name for _, name, _ in pkgutil.iter_modules(package.__path__) if name[0].isdigit()
     )
+    modules = (importlib.import_module(f"{app}.migrations.{name}") for name in names)
     files = (
-        getattr(importlib.import_module(f"{app}.migrations.{name}"), "FUNCTION_FILE", None)
-        for name in names
+        found
+        for module in modules
+        for found in (getattr(module, "FUNCTION_FILE", None),
+                      *getattr(module, "FUNCTION_FILES", ()))
     )
     return [found for found in files if found is not None and found.path == path]

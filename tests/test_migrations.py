@@ -22,7 +22,9 @@ def test_no_model_change_is_missing_its_migration():
 @pytest.mark.parametrize(
     ("function", "path"),
     [("board_post_admit", "board/sql/board_post_admit.sql"),
-     ("receipts_replay", "receipts/sql/receipts_replay.sql")],
+     ("receipts_replay", "receipts/sql/receipts_replay.sql"),
+     ("board_entry_principal_exists", "board/sql/board_entry_principal_exists.sql"),
+     ("board_principal_kept", "board/sql/board_principal_kept.sql")],
 )
 def test_postgresqls_functions_are_their_sql_files(function, path):
     # The file is the function's one copy: what the migrations installed is its body.
@@ -37,7 +39,10 @@ def test_postgresqls_functions_are_their_sql_files(function, path):
     assert installed == [body]
 
 
-SQL_FILES = ["board/sql/board_post_admit.sql", "receipts/sql/receipts_replay.sql"]
+SQL_FILES = [
+    "board/sql/board_post_admit.sql", "receipts/sql/receipts_replay.sql",
+    "board/sql/board_entry_principal_exists.sql", "board/sql/board_principal_kept.sql",
+]
 
 
 def newest_migration_of(path):
@@ -84,7 +89,7 @@ def test_a_comment_edited_in_a_sql_file_needs_no_migration(path, tmp_path, monke
     text = edited(path, tmp_path, monkeypatch, lambda text: (
         "-- Reworded, and a new line of comment.\n" + text.replace(
             "BEGIN\n", "BEGIN\n    -- a note, with 'quotes' and -- dashes: comment all along\n", 1)
-        .replace("ROWS 1 AS $$", "ROWS 1 AS $$  -- a trailing comment", 1)
+        .replace(" AS $$", " AS $$  -- a trailing comment", 1)
     ))
 
     assert newest_migration_of(path).text_to_apply() == text
@@ -96,7 +101,8 @@ def test_a_code_edit_in_a_sql_file_without_a_new_version_is_refused(
 ):
     from receipts.function_file import FunctionFileMismatch
 
-    edited(path, tmp_path, monkeypatch, lambda text: text.replace("ROWS 1", "ROWS 2", 1))
+    edited(path, tmp_path, monkeypatch,
+           lambda text: text.replace("VOLATILE", "VOLATILE STRICT", 1))
 
     with pytest.raises(FunctionFileMismatch, match="its code is not version"):
         newest_migration_of(path).text_to_apply()
@@ -112,7 +118,7 @@ def test_a_new_version_of_a_sql_file_without_its_migration_is_refused(
 
     newest = newest_migration_of(path)
     edited(path, tmp_path, monkeypatch, lambda text: with_version(
-        text.replace("ROWS 1", "ROWS 2", 1), newest.version + 1))
+        text.replace("VOLATILE", "VOLATILE STRICT", 1), newest.version + 1))
 
     for applier in migrations_applying(path):
         with pytest.raises(FunctionFileMismatch, match="no later migration applies"):
