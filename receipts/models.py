@@ -17,7 +17,12 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import models
 
-from receipts.fingerprint import PACKED_DIGEST_SIZE
+from receipts.fingerprint import (
+    FIELD_TAG_SIZE,
+    PER_FIELD_DIGEST_SIZE,
+    REQUEST_DIGEST_SIZE,
+    packed_is_per_field,
+)
 
 
 class Route(models.TextChoices):
@@ -33,7 +38,10 @@ class Receipt(models.Model):
     scope = models.CharField(max_length=64)
     operation = models.CharField(max_length=32)
     request_id = models.UUIDField()
-    # The request's per-field digests (receipts/fingerprint.py), packed: 16 bytes a field.
+    # The request's digests, packed (receipts/fingerprint.py `packed_digests`): a version
+    # byte, the whole request's digest (which decides replay or conflict) and a 4-byte
+    # tag a field (which names a conflict's fields); or, on receipts made before that
+    # form, 16 bytes a field (`per_field_packed`), compared so until they expire.
     packed_digests = models.BinaryField(null=True)
     # The same as JSON, `{field: 32 hex digits}`, as receipts made before the packed form
     # keep them (null on the others): their retries are compared with this until they
@@ -79,14 +87,25 @@ class Receipt(models.Model):
 
     @property
     def digests_shown(self) -> list[tuple[str, str]]:
-        """The digests as an operator reads them: (field, hex digits) by field name. A
-        packed digest keeps no name: its fields are numbered in their names' order."""
+        """The digests as an operator reads them: (what, hex digits). JSON digests by
+        field name; packed ones keep no name, so their fields are numbered in their
+        names' order: the request's digest and each field's tag, or on a receipt made
+        before that form, each field's 16-byte digest."""
         if self.packed_digests is None:
             return sorted((self.digests or {}).items())
         packed = bytes(self.packed_digests)
+        if packed_is_per_field(packed):
+            return [
+                (f"field {n + 1}", packed[start:start + PER_FIELD_DIGEST_SIZE].hex())
+                for n, start in enumerate(range(0, len(packed), PER_FIELD_DIGEST_SIZE))
+            ]
+        tags = 1 + REQUEST_DIGEST_SIZE
         return [
-            (f"field {n + 1}", packed[start:start + PACKED_DIGEST_SIZE].hex())
-            for n, start in enumerate(range(0, len(packed), PACKED_DIGEST_SIZE))
+            (f"request (form {packed[0]})", packed[1:tags].hex()),
+            *(
+                (f"field {n + 1} tag", packed[start:start + FIELD_TAG_SIZE].hex())
+                for n, start in enumerate(range(tags, len(packed), FIELD_TAG_SIZE))
+            ),
         ]
 
 

@@ -75,6 +75,7 @@ def replay(identity, asked, route, now, model, judge):
             "scope": identity.scope, "operation": identity.operation,
             "request_id": identity.request_id, "now": now,
             "digests": json.dumps(asked.digests), "packed": asked.packed,
+            "per_field": asked.per_field,
             "deleted_state": Receipt.State.DELETED.value, "attempt_identity": identity.key,
             "route": route, "wait_ms": wait_bound_ms(), "commit_quietly": commit_quietly(),
         })
