@@ -202,7 +202,6 @@ def receipt_write(
         first_route=route,
         attempts=1,
         first_seen_at=now,
-        last_seen_at=now,
         receipt_expires_at=now + retention,
     )
     try:

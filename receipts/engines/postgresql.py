@@ -191,7 +191,6 @@ def _claim_params(receipt: Receipt, model) -> dict:
         "request_id": receipt.request_id, "packed_digests": receipt.packed_digests,
         "state": str(receipt.state), "first_route": receipt.first_route,
         "attempts": receipt.attempts, "first_seen_at": moment(receipt.first_seen_at),
-        "last_seen_at": moment(receipt.last_seen_at),
         "receipt_expires_at": moment(receipt.receipt_expires_at),
         "effect_table": model._meta.db_table, "effect_pk": model._meta.pk.column,
         "lock_timeout": str(wait_bound_ms()),
