@@ -1,8 +1,9 @@
 """The idempotency engine's records.
 
 A Receipt is the durable identity of one intended write, `(scope, operation, request_id)`.
-Its unique constraint is the lock that decides who owns a request. It keeps digests of
-the request's fields, never the text, and the id of the effect it produced.
+Its unique constraint is the lock that decides who owns a request. It keeps a digest of
+the request and a short tag of each field (receipts/fingerprint.py), never the text, and
+the id of the effect it produced.
 
 A Tombstone is what is left of a receipt after retention: a 16-byte digest of the
 identity, why it went, and the day the tombstone itself may go.

@@ -96,6 +96,24 @@ def test_a_requests_packed_digests_are_what_this_release_stores(payload, packed)
     assert packed_digests(entry_fields_read(payload).content()) == packed
 
 
+@pytest.mark.parametrize("kept, shown", [
+    ({"packed_digests": QUESTION_PACKED}, [
+        ("request (form 1)", "6b0757703898d70549fb5b1b419f45c7"),
+        ("field 1 tag", "a63882f1"), ("field 2 tag", "cdf14228"), ("field 3 tag", "324c6387"),
+        ("field 4 tag", "861a82e3"), ("field 5 tag", "af7ae3ba"), ("field 6 tag", "39d95533"),
+    ]),
+    ({"packed_digests": QUESTION_PER_FIELD[:32]}, [
+        ("field 1", "a63882f1268710dafcd475eec8835bae"),
+        ("field 2", "cdf14228c91ffeaba4a87b4f95667e7e"),
+    ]),
+    ({"digests": {"title": "ab" * 16, "body": "cd" * 16}}, [
+        ("body", "cd" * 16), ("title", "ab" * 16),
+    ]),
+], ids=["packed", "per-field", "json"])
+def test_an_operator_reads_each_form_of_digests(kept, shown):
+    assert Receipt(**kept).digests_shown == shown
+
+
 def send(agent, door: str, payload: dict) -> tuple[int, dict]:
     """A post through one door: its status and its body."""
     if door == "api":
