@@ -97,11 +97,12 @@ def differing_fields(saved: Mapping[str, str], incoming: Mapping[str, str]) -> l
 
 
 def differing_packed(saved: bytes, fields: Mapping[str, object]) -> list[str]:
-    """The fields of a request whose digests (or tags) a receipt's packed digests do not
-    hold, in either packed form. A receipt keeps no names: a field it has and the
-    request lacks is not named, which never happens while an operation's fields stay the
-    same (they are all sent, empty ones as null)."""
-    if packed_is_per_field(saved):
+    """The fields of a request whose tags (on a receipt made before the versioned form,
+    whose 16-byte digests) a receipt's packed digests do not hold. A receipt keeps no
+    names: a field it has and the request lacks cannot be named, which never happens
+    while an operation's fields stay the same (they are all sent, empty ones as null)."""
+    per_field = packed_is_per_field(saved)
+    if per_field:
         size, start, mine = PER_FIELD_DIGEST_SIZE, 0, per_field_packed(fields)
     else:
         size, start, mine = FIELD_TAG_SIZE, _DECIDING, packed_digests(fields)
@@ -110,10 +111,12 @@ def differing_packed(saved: bytes, fields: Mapping[str, object]) -> list[str]:
         name for index, name in enumerate(sorted(fields))
         if mine[start + index * size:start + (index + 1) * size] not in kept
     ]
-    if not changed and not packed_same_request(saved, fields):
+    if not changed and not per_field and not packed_same_request(saved, fields):
         # The request's digest differs but every tag matches: a changed field's 32-bit
-        # tag collided (2^-32 a changed field), or the receipt has a field the request
-        # lacks. A conflict must name something, so it names every field, never none.
+        # tag collided with the field's kept one (2^-32 a changed field), or the receipt
+        # has a field the request lacks. A conflict must name something, so it names
+        # every field rather than none. (A receipt of 16 bytes a field is answered as it
+        # was when it was made.)
         return sorted(fields)
     return changed
 
