@@ -1,8 +1,9 @@
 """The idempotency engine's records.
 
 A Receipt is the durable identity of one intended write, `(scope, operation, request_id)`.
-Its unique constraint is the lock that decides who owns a request. It keeps digests of
-the request's fields, never the text, and the id of the effect it produced.
+Its unique constraint is the lock that decides who owns a request. It keeps a digest of
+the request and a short tag of each field (receipts/fingerprint.py), never the text, and
+the id of the effect it produced.
 
 A Tombstone is what is left of a receipt after retention: a 16-byte digest of the
 identity, why it went, and the day the tombstone itself may go.
@@ -17,7 +18,12 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import models
 
-from receipts.fingerprint import PACKED_DIGEST_SIZE
+from receipts.fingerprint import (
+    FIELD_TAG_SIZE,
+    PER_FIELD_DIGEST_SIZE,
+    REQUEST_DIGEST_SIZE,
+    packed_is_per_field,
+)
 
 
 class Route(models.TextChoices):
@@ -33,7 +39,10 @@ class Receipt(models.Model):
     scope = models.CharField(max_length=64)
     operation = models.CharField(max_length=32)
     request_id = models.UUIDField()
-    # The request's per-field digests (receipts/fingerprint.py), packed: 16 bytes a field.
+    # The request's digests, packed (receipts/fingerprint.py `packed_digests`): a version
+    # byte, the whole request's digest (which decides replay or conflict) and a 4-byte
+    # tag a field (which names a conflict's fields); or, on receipts made before that
+    # form, 16 bytes a field (`per_field_packed`), compared so until they expire.
     packed_digests = models.BinaryField(null=True)
     # The same as JSON, `{field: 32 hex digits}`, as receipts made before the packed form
     # keep them (null on the others): their retries are compared with this until they
@@ -45,7 +54,9 @@ class Receipt(models.Model):
     first_route = models.CharField(max_length=8, choices=Route.choices)
     attempts = models.PositiveIntegerField(default=1)
     first_seen_at = models.DateTimeField()
-    last_seen_at = models.DateTimeField()
+    # Null until a retry: a new receipt's last attempt is its first, so a new post writes
+    # 8 bytes fewer; readers take `last_seen`.
+    last_seen_at = models.DateTimeField(null=True)
     receipt_expires_at = models.DateTimeField()
     deleted_at = models.DateTimeField(null=True, blank=True)
 
@@ -78,15 +89,31 @@ class Receipt(models.Model):
         return f"{self.operation} {self.request_id} ({self.state})"
 
     @property
+    def last_seen(self) -> datetime:
+        """When the request was last sent: its first time until a retry."""
+        return self.last_seen_at or self.first_seen_at
+
+    @property
     def digests_shown(self) -> list[tuple[str, str]]:
-        """The digests as an operator reads them: (field, hex digits) by field name. A
-        packed digest keeps no name: its fields are numbered in their names' order."""
+        """The digests as an operator reads them: (what, hex digits). JSON digests by
+        field name; packed ones keep no name, so their fields are numbered in their
+        names' order: the request's digest and each field's tag, or on a receipt made
+        before that form, each field's 16-byte digest."""
         if self.packed_digests is None:
             return sorted((self.digests or {}).items())
         packed = bytes(self.packed_digests)
+        if packed_is_per_field(packed):
+            return [
+                (f"field {n + 1}", packed[start:start + PER_FIELD_DIGEST_SIZE].hex())
+                for n, start in enumerate(range(0, len(packed), PER_FIELD_DIGEST_SIZE))
+            ]
+        tags = 1 + REQUEST_DIGEST_SIZE
         return [
-            (f"field {n + 1}", packed[start:start + PACKED_DIGEST_SIZE].hex())
-            for n, start in enumerate(range(0, len(packed), PACKED_DIGEST_SIZE))
+            (f"request (form {packed[0]})", packed[1:tags].hex()),
+            *(
+                (f"field {n + 1} tag", packed[start:start + FIELD_TAG_SIZE].hex())
+                for n, start in enumerate(range(tags, len(packed), FIELD_TAG_SIZE))
+            ),
         ]
 
 

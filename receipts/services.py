@@ -64,6 +64,8 @@ from receipts.fingerprint import (
     differing_packed,
     field_digests,
     packed_digests,
+    packed_same_request,
+    per_field_packed,
 )
 from receipts.models import Attempt, Receipt, Tombstone, tombstone_today
 
@@ -134,6 +136,12 @@ class _Asked:
         return packed_digests(self.content)
 
     @functools.cached_property
+    def per_field(self) -> bytes:
+        """The content's digests as receipts made before the versioned packed form keep
+        them (16 bytes a field)."""
+        return per_field_packed(self.content)
+
+    @functools.cached_property
     def digests(self) -> dict[str, str]:
         """The content's digests as receipts made before the packed form keep them."""
         return field_digests(self.content)
@@ -194,7 +202,6 @@ def receipt_write(
         first_route=route,
         attempts=1,
         first_seen_at=now,
-        last_seen_at=now,
         receipt_expires_at=now + retention,
     )
     try:
@@ -286,12 +293,13 @@ def _outcome(receipt: Receipt, content: Mapping[str, object], now: datetime) -> 
         return "deleted"
     if now >= receipt.receipt_expires_at:
         return "expired"
-    # The digests in the form the receipt keeps them: packed, or as JSON on a receipt
-    # made before the packed form (its retries still replay, never 409).
+    # The digests in the form the receipt keeps them: packed (the request's digest, or
+    # 16 bytes a field on a receipt made before the versioned form), or as JSON on a
+    # receipt made before the packed form (their retries still replay, never 409).
     if receipt.packed_digests is None:
         same = not differing_fields(receipt.digests or {}, field_digests(content))
     else:
-        same = bytes(receipt.packed_digests) == packed_digests(content)
+        same = packed_same_request(bytes(receipt.packed_digests), content)
     return "replayed" if same else "conflict"
 
 
@@ -299,7 +307,7 @@ def _answer(
     outcome: str, receipt: Receipt, content: Mapping[str, object]
 ) -> ReceiptError | None:
     """The error a replay's verdict answers with (None: it replays); a conflict names
-    the fields whose digests differ."""
+    the fields whose digests (a new receipt's field tags) differ."""
     if outcome == "replayed":
         return None
     if outcome == "deleted":

@@ -33,10 +33,11 @@ def receipt_from_row(identity, row) -> Receipt:
         values["digests"] = json.loads(values["digests"])
     if values["packed_digests"] is not None:
         values["packed_digests"] = bytes(values["packed_digests"])
-    for name in ("first_seen_at", "last_seen_at", "receipt_expires_at"):
+    for name in ("first_seen_at", "receipt_expires_at"):
         values[name] = read_moment(values[name])
-    if values["deleted_at"] is not None:
-        values["deleted_at"] = read_moment(values["deleted_at"])
+    for name in ("last_seen_at", "deleted_at"):
+        if values[name] is not None:
+            values[name] = read_moment(values[name])
     return Receipt(
         scope=identity.scope, operation=identity.operation, request_id=identity.request_id,
         **values,

@@ -99,7 +99,6 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
             first_route=route,
             attempts=1,
             first_seen_at=moment,
-            last_seen_at=moment,
             receipt_expires_at=moment + life,
         )
         for request, entry, moment in zip(requests, entries, moments, strict=True)

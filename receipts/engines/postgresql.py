@@ -75,6 +75,7 @@ def replay(identity, asked, route, now, model, judge):
             "scope": identity.scope, "operation": identity.operation,
             "request_id": identity.request_id, "now": now,
             "digests": json.dumps(asked.digests), "packed": asked.packed,
+            "per_field": asked.per_field,
             "deleted_state": Receipt.State.DELETED.value, "attempt_identity": identity.key,
             "route": route, "wait_ms": wait_bound_ms(), "commit_quietly": commit_quietly(),
         })
@@ -190,7 +191,6 @@ def _claim_params(receipt: Receipt, model) -> dict:
         "request_id": receipt.request_id, "packed_digests": receipt.packed_digests,
         "state": str(receipt.state), "first_route": receipt.first_route,
         "attempts": receipt.attempts, "first_seen_at": moment(receipt.first_seen_at),
-        "last_seen_at": moment(receipt.last_seen_at),
         "receipt_expires_at": moment(receipt.receipt_expires_at),
         "effect_table": model._meta.db_table, "effect_pk": model._meta.pk.column,
         "lock_timeout": str(wait_bound_ms()),

@@ -61,7 +61,7 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
                 "request_id": receipt.request_id.hex,
                 "packed_digests": receipt.packed_digests, "state": str(receipt.state),
                 "first_route": receipt.first_route, "attempts": receipt.attempts,
-                "first_seen_at": at, "last_seen_at": at,
+                "first_seen_at": at,
                 "receipt_expires_at": moment(receipt.receipt_expires_at),
             })
             claimed = cursor.fetchone()

@@ -1,5 +1,6 @@
 """What the console's read-only pages show: dashboard, entries, operations, audit."""
 
+import re
 import uuid
 from datetime import timedelta
 
@@ -10,6 +11,7 @@ from board.models import Entry
 from maintenance.activity import activity_roll_up
 from moderation import actions as moderation
 from moderation.models import AuditEvent
+from receipts.models import Receipt
 from tests.conftest import question, reply
 
 pytestmark = pytest.mark.django_db
@@ -126,6 +128,34 @@ def test_an_operation_shows_the_attempt_that_made_it_in_its_place_among_the_othe
     ]
     assert made.status_code == 201
     assert item.trace.attempts[1].created_at == item.trace.receipt.first_seen_at
+
+
+def test_an_operation_shows_its_request_digest_and_each_fields_tag(console, agent):
+    payload = question()
+    agent.post(payload)
+
+    page = console.get("/console/operations/", {"request_id": payload["request_id"]})
+
+    packed = bytes(Receipt.objects.get().packed_digests)
+    shown = page.content.decode()
+    assert f"request (form 1)</th><td>{packed[1:17].hex()}<" in shown
+    tags = [packed[at:at + 4].hex() for at in range(17, len(packed), 4)]
+    assert [f"field {n} tag</th><td>{tag}<" in shown for n, tag in enumerate(tags, 1)] == [
+        True
+    ] * 6
+
+
+def test_an_operation_never_retried_was_last_seen_when_first_seen(console, agent):
+    payload = question()
+    agent.post(payload)
+    receipt = Receipt.objects.get()
+
+    page = console.get("/console/operations/", {"request_id": payload["request_id"]})
+
+    stamp = receipt.first_seen_at.strftime("%Y-%m-%d %H:%M:%S")
+    last_seen = re.search(r"Last seen</th><td>(.*?)</td>", page.content.decode()).group(1)
+    assert receipt.last_seen_at is None
+    assert f'title="{stamp} UTC"' in last_seen
 
 
 def test_looking_up_an_unknown_request_id(console):

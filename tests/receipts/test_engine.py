@@ -77,6 +77,19 @@ def test_it_names_the_fields_that_differ():
     assert Attempt.objects.filter(outcome="conflict").count() == 1
 
 
+def test_a_receipt_is_last_seen_at_its_first_attempt_until_a_retry():
+    who, now = identity(), timezone.now()
+    execute(who, {"a": 1}, now=now)
+    made = Receipt.objects.get()
+
+    execute(who, {"a": 1}, now=now + timedelta(seconds=5))
+    retried = Receipt.objects.get()
+
+    assert (made.last_seen_at, made.last_seen) == (None, now)
+    assert retried.last_seen_at == retried.last_seen == now + timedelta(seconds=5)
+    assert retried.first_seen_at == now
+
+
 def test_it_rolls_the_claim_back_when_the_write_is_refused():
     who = identity()
 

@@ -22,7 +22,7 @@ from receipts.exceptions import (
     RequestExpired,
     RequestInProgress,
 )
-from receipts.fingerprint import field_digests, packed_digests
+from receipts.fingerprint import field_digests, packed_digests, per_field_packed
 from receipts.models import Attempt, Receipt
 from receipts.statements import outcome_detail
 
@@ -49,20 +49,24 @@ quick = settings(max_examples=60, deadline=None,
     expires_in=st.integers(min_value=-3, max_value=3),
     saved=contents,
     incoming=contents,
-    packed=st.booleans(),
+    form=st.sampled_from(["packed", "per_field", "json"]),
 )
 def test_the_replay_verdict_is_the_same_in_python_and_sql(
-    deleted, expires_in, saved, incoming, packed
+    deleted, expires_in, saved, incoming, form
 ):
-    # `packed`: the receipt keeps its digests packed, as new receipts do; else as JSON,
-    # as receipts made before the packed form do.
+    # `form`: the receipt keeps its digests packed, as new receipts do; or 16 bytes a
+    # field, or as JSON, as receipts made before the packed form do.
     now = timezone.now()
     receipt = Receipt.objects.create(
         scope="rules", operation="post_entry:v1", request_id=uuid.uuid4(),
         state=Receipt.State.DELETED if deleted else Receipt.State.SUCCEEDED,
         receipt_expires_at=now + timedelta(seconds=expires_in),
-        digests=None if packed else field_digests(saved),
-        packed_digests=packed_digests(saved) if packed else None,
+        digests=field_digests(saved) if form == "json" else None,
+        packed_digests=(
+            packed_digests(saved) if form == "packed"
+            else per_field_packed(saved) if form == "per_field"
+            else None
+        ),
         result_id=1, first_route="api", first_seen_at=now, last_seen_at=now,
     )
     outcome = services._outcome(receipt, incoming, now)
@@ -71,10 +75,10 @@ def test_the_replay_verdict_is_the_same_in_python_and_sql(
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT outcome FROM receipts_replay(%s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, "
-            "%s, 'api', 1000, false)",
+            "%s, %s, 'api', 1000, false)",
             [receipt.scope, receipt.operation, receipt.request_id, now,
              json.dumps(field_digests(incoming)), packed_digests(incoming),
-             Receipt.State.DELETED.value, identity],
+             per_field_packed(incoming), Receipt.State.DELETED.value, identity],
         )
         in_sql = cursor.fetchone()[0]
 

@@ -11,8 +11,9 @@ from receipts.models import Attempt, Receipt
 from receipts.statements import RECEIPT_COLUMNS
 
 # Columns a claim leaves to their NULL: the id comes from its own sequence, digests are
-# the JSON form of receipts made before the packed one, deleted_at is set by a delete.
-NOT_CLAIMED = {"id", "digests", "deleted_at"}
+# the JSON form of receipts made before the packed one, last_seen_at is set by a retry,
+# deleted_at by a delete.
+NOT_CLAIMED = {"id", "digests", "last_seen_at", "deleted_at"}
 # Columns a replay knows already: they are its identity.
 IDENTITY = {"scope", "operation", "request_id"}
 # SQLite's claim leaves the result to result.sql, set after the effect's INSERT.

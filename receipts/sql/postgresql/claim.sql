@@ -30,13 +30,14 @@
 --
 -- Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
 -- not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
--- The columns are every column of a receipt but three: id (its own sequence), digests
--- (the JSON form of receipts made before the packed one) and deleted_at (a delete sets
--- it); tests/receipts/test_statement_files.py holds this list to receipts.models.Receipt.
+-- The columns are every column of a receipt but four: id (its own sequence), digests
+-- (the JSON form of receipts made before the packed one), last_seen_at (null until a
+-- retry) and deleted_at (a delete sets it); tests/receipts/test_statement_files.py holds
+-- this list to receipts.models.Receipt.
 WITH claimed AS (
     INSERT INTO receipts_receipt (
         scope, operation, request_id, packed_digests, state, first_route, attempts,
-        first_seen_at, last_seen_at, receipt_expires_at, result_id
+        first_seen_at, receipt_expires_at, result_id
     )
     SELECT
         CAST(%(scope)s AS text), CAST(%(operation)s AS text),
@@ -44,7 +45,6 @@ WITH claimed AS (
         CAST(%(state)s AS text), CAST(%(first_route)s AS text),
         CAST(%(attempts)s AS integer),
         CAST(%(first_seen_at)s AS timestamp with time zone),
-        CAST(%(last_seen_at)s AS timestamp with time zone),
         CAST(%(receipt_expires_at)s AS timestamp with time zone),
         nextval(pg_get_serial_sequence(%(effect_table)s, %(effect_pk)s))
     FROM (SELECT set_config('lock_timeout', %(lock_timeout)s, true)) AS bound

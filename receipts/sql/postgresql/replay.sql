@@ -15,7 +15,7 @@ SELECT hit.id, hit.state, hit.digests, hit.packed_digests, hit.result_id, hit.fi
     hit.deleted_at, hit.outcome, {effect_columns}
 FROM receipts_replay(
     %(scope)s, %(operation)s, %(request_id)s, %(now)s, CAST(%(digests)s AS jsonb),
-    %(packed)s, %(deleted_state)s, %(attempt_identity)s, %(route)s, %(wait_ms)s,
-    %(commit_quietly)s
+    %(packed)s, %(per_field)s, %(deleted_state)s, %(attempt_identity)s, %(route)s,
+    %(wait_ms)s, %(commit_quietly)s
 ) AS hit
 LEFT JOIN {effect_table} made ON made.{effect_pk} = hit.result_id

@@ -6,18 +6,18 @@
 -- The columns are PostgreSQL's claim's (postgresql/claim.sql) but result_id, which
 -- result.sql sets once the effect's INSERT (effect.sql) has its id; the others a claim
 -- leaves to their NULL: id (its own sequence), digests (the JSON form of receipts made
--- before the packed one) and deleted_at (a delete sets it).
+-- before the packed one), last_seen_at (null until a retry) and deleted_at (a delete
+-- sets it).
 -- tests/receipts/test_statement_files.py holds this list to receipts.models.Receipt.
 --
 -- Parameters by name, one a column. No slot.
 INSERT INTO receipts_receipt (
     scope, operation, request_id, packed_digests, state, first_route, attempts,
-    first_seen_at, last_seen_at, receipt_expires_at
+    first_seen_at, receipt_expires_at
 )
 VALUES (
     %(scope)s, %(operation)s, %(request_id)s, %(packed_digests)s, %(state)s,
-    %(first_route)s, %(attempts)s, %(first_seen_at)s, %(last_seen_at)s,
-    %(receipt_expires_at)s
+    %(first_route)s, %(attempts)s, %(first_seen_at)s, %(receipt_expires_at)s
 )
 ON CONFLICT (request_id, scope, operation) DO NOTHING
 RETURNING id
