@@ -21,7 +21,9 @@ under the slack, and the price is reading that much more traffic.
 from datetime import datetime, timedelta
 
 from django.db import connection
+from django.db.models import QuerySet
 
+from board.models import Entry
 from receipts.function_file import statement_file
 
 FIRST_ENTRY_SINCE_SQL = "board/sql/first_entry_since.sql"
@@ -42,3 +44,14 @@ def first_entry_id_since(moment: datetime) -> int | None:
         })
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+def entries_created_within(since: datetime, until: datetime) -> QuerySet[Entry]:
+    """The entries whose `created_at` is in [since, until], read by the primary key from
+    the first entry `CREATION_ORDER_SLACK` before `since`: the work is the entries of that
+    span and the slack's, whatever the board holds, and the answer exact while ids and
+    creation times disagree by less than the slack."""
+    first = first_entry_id_since(since - CREATION_ORDER_SLACK)
+    if first is None:
+        return Entry.objects.none()
+    return Entry.objects.filter(id__gte=first, created_at__gte=since, created_at__lte=until)
