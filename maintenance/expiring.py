@@ -18,8 +18,9 @@ receipts by `receipt_result_id`, and the receipts deleted in them by `receipt_de
 A receipt is written in its entry's transaction with the entry's own `created_at` as its
 `first_seen_at`, so both name the same minute. The work is the posts and deletes of
 those minutes, whatever the board holds. Rows are written with an upsert, so two runs at
-once neither fail nor count twice; rows whose expiry is before today are dropped. The first run, finding no rows, counts the live
-receipts once: a one-time cost of what the board holds.
+once neither fail nor count twice; rows whose expiry is before today are dropped. The
+first run, finding no rows, counts the live receipts once: a one-time cost of what the
+board holds.
 
 The chart (`expiring_by_day`) sums the rows of the whole minutes between now and 30
 days on by the UTC day each row keeps (`expires_on`: SQLite would compute a date for

@@ -1,8 +1,9 @@
 """Entries by creation time, read by the primary key: ids grow with creation time.
 
 A post stamps its entry's `created_at` in Python when the request begins
-(board/services.py, `post_entry`) and reserves its id from the sequence in the same
-request's write, a moment later. So ids and creation times keep one order, and a span of
+(board/services.py, `entry_post`) and takes its id in the same request's write, a moment
+later (PostgreSQL: from the sequence, at the claim; SQLite: at the insert, one writer at
+a time). So ids and creation times keep one order, and a span of
 time is a range of ids: the first entry at or after a moment is found by halving the id
 range (board/sql/first_entry_since.sql), about log2(ids) descents of the primary key,
 each a few pages, whatever the board holds (SPEC 11.7). That is why there is no index on
