@@ -13,13 +13,14 @@ no index is added to entries or receipts.
 
 Each run recounts every minute from a little before the last one it counted
 (`LATE_COMMIT`, as the dashboard's rollup does) to now: the entries written in those
-minutes by `entry_created` and their receipts by `receipt_result_id`, and the receipts
-deleted in them by `receipt_deleted`. A receipt is written in its entry's transaction
-with the entry's own `created_at` as its `first_seen_at`, so both name the same minute.
-The work is the posts and deletes of those minutes, whatever the board holds. Rows are
-written with an upsert, so two runs at once neither fail nor count twice; rows whose
-expiry is before today are dropped. The first run, finding no rows, counts the live
-receipts once: a one-time cost of what the board holds.
+minutes by the range of ids they hold (board/entries/creation_order.py) and their
+receipts by `receipt_result_id`, and the receipts deleted in them by `receipt_deleted`.
+A receipt is written in its entry's transaction with the entry's own `created_at` as its
+`first_seen_at`, so both name the same minute. The work is the posts and deletes of
+those minutes, whatever the board holds. Rows are written with an upsert, so two runs at
+once neither fail nor count twice; rows whose expiry is before today are dropped. The
+first run, finding no rows, counts the live receipts once: a one-time cost of what the
+board holds.
 
 The chart (`expiring_by_day`) sums the rows of the whole minutes between now and 30
 days on by the UTC day each row keeps (`expires_on`: SQLite would compute a date for
@@ -37,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncMinute
 
-from board.models import Entry
+from board.entries.creation_order import entries_created_within
 from board.retention import policies as retention
 from board.services import POST_ENTRY
 from maintenance.activity import LATE_COMMIT, minute_of
@@ -67,7 +68,7 @@ def expiring_roll_up(*, now: datetime) -> RollUp:
         deleted = receipts.filter(deleted_at__isnull=False, receipt_expires_at__gt=now)
     else:
         since = minute_of(min(last, now) - LATE_COMMIT)
-        entries = Entry.objects.filter(created_at__gte=since, created_at__lte=now)
+        entries = entries_created_within(since, now)
         written = receipts.filter(
             result_id__in=entries.values("id"), first_seen_at__gte=since, first_seen_at__lte=now
         )

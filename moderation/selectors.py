@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from board import selectors as board_selectors
+from board.entries.creation_order import first_entry_id_since
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
@@ -232,11 +233,13 @@ def entry_search(
         entries = entries.filter(deleted_at__isnull=True)
     if actor:
         entries = entries.filter(actor_name=actor)
+    # Ids grow with creation time, so a day is the id range between its first entry and
+    # the next day's, each found by halving the ids: the list keeps its id order.
     if created_from:
-        first = _first_entry_id_since(_day_start(created_from))
+        first = first_entry_id_since(_day_start(created_from))
         entries = entries.filter(id__gte=first) if first is not None else entries.none()
     if created_to:
-        past = _first_entry_id_since(_day_start(created_to) + timedelta(days=1))
+        past = first_entry_id_since(_day_start(created_to) + timedelta(days=1))
         if past is not None:
             entries = entries.filter(id__lt=past)
     if text:
@@ -245,17 +248,6 @@ def entry_search(
             id__in=matches.values("id")[: board_selectors.SEARCH_MATCHES_SHOWN]
         )
     return entries
-
-
-def _first_entry_id_since(moment: datetime) -> int | None:
-    """Ids grow with creation time, so a day is the id range between its first entry and
-    the next day's: the list keeps its id order, and entry_created finds both ends."""
-    return (
-        Entry.objects.filter(created_at__gte=moment)
-        .order_by("created_at")
-        .values_list("id", flat=True)
-        .first()
-    )
 
 
 def _day_start(day: date) -> datetime:

@@ -104,3 +104,17 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
         for request, entry, moment in zip(requests, entries, moments, strict=True)
     ), batch_size=RECEIPT_BATCH)
     return {entry.pk: payload for entry, payload in zip(entries, payloads, strict=True)}
+
+
+def entries_at(ids: list[int], moments: list[datetime]) -> None:
+    """Questions with these ids made at these moments: gaps in the ids (a purge, a
+    rolled-back post) and creation times out of the ids' order, as no one test's posts
+    would make them. No receipts."""
+    Entry.objects.bulk_create(
+        Entry(
+            pk=pk, type=Entry.Type.QUESTION, title=f"question {pk}", body="body",
+            actor_name="writer", submission_mode=Entry.SubmissionMode.AUTONOMOUS,
+            route="api", source="test", created_at=moment,
+        )
+        for pk, moment in zip(ids, moments, strict=True)
+    )

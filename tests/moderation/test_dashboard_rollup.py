@@ -9,12 +9,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from board.models import Entry
-from maintenance.activity import activity_roll_up, minute_of
+from maintenance.activity import LATE_COMMIT, activity_roll_up, minute_of
 from maintenance.models import ActivityMinute
 from receipts.models import Attempt
 from tests.conftest import question
 from tests.moderation.conftest import logged_in
 from tests.moderation.test_scaling import grow_board, queries_for
+from tests.seeding import entries_at
 
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +81,28 @@ def test_it_counts_a_post_that_committed_after_the_last_run(console, agent):
     # then
     assert sum(ActivityMinute.objects.values_list("posts", flat=True)) == 1
     assert counts_on(console.get("/console/"))["New"] == (1, 1)
+
+
+def test_it_counts_a_post_whose_id_came_after_slower_posts_stamped_before_the_window():
+    # given: a run; then a post stamped just inside the next run's minutes, ten slower
+    # requests stamped two minutes before them that took their ids after it, and ten more
+    # inside (ids and creation times disagree by two minutes, within the slack)
+    now = timezone.now()
+    activity_roll_up(now=now)
+    since = minute_of(now - LATE_COMMIT)
+    entries_at(
+        list(range(100, 121)),
+        [since + timedelta(seconds=1)]
+        + [since - timedelta(minutes=2)] * 10
+        + [since + timedelta(minutes=2)] * 10,
+    )
+
+    # when the next run comes
+    rolled = activity_roll_up(now=now + timedelta(minutes=1))
+
+    # then: the eleven inside, the first among them
+    assert rolled.since == since
+    assert sum(ActivityMinute.objects.values_list("posts", flat=True)) == 11
 
 
 def test_it_keeps_two_days_of_minutes_and_the_same_counts_when_run_twice(agent):

@@ -2,7 +2,7 @@
 
 import re
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,6 +13,7 @@ from moderation import actions as moderation
 from moderation.models import AuditEvent
 from receipts.models import Receipt
 from tests.conftest import question, reply
+from tests.seeding import entries_at
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +191,24 @@ def test_times_are_rendered_in_utc_with_utc_on_hover(console, agent, roomy_limit
     page = console.get("/console/entries/").content.decode()
     stamp = entry.created_at.strftime("%Y-%m-%d %H:%M:%S")
     assert f'title="{stamp} UTC"' in page and "/static/moderation/local-times.js" in page
+
+
+def test_the_date_filter_takes_a_day_whose_ids_skip_across_its_midnights(console):
+    # given: entries on three days, the ids skipping across each midnight (a purge, a
+    # rolled-back post), and times equal within a day
+    midnight = datetime(2026, 3, 2, tzinfo=UTC)
+    entries_at(
+        [10, 11, 500, 501, 502, 9000, 9001],
+        [midnight - timedelta(hours=1), midnight - timedelta(microseconds=1), midnight,
+         midnight + timedelta(hours=5), midnight + timedelta(hours=5),
+         midnight + timedelta(days=1), midnight + timedelta(days=1, seconds=1)],
+    )
+
+    def ids(**params):
+        return [entry.pk for entry, _ in console.get("/console/entries/", params).context["rows"]]
+
+    day = midnight.date()
+    assert ids(created_from=day, created_to=day) == [502, 501, 500]
+    assert ids(created_from=day) == [9001, 9000, 502, 501, 500]
+    assert ids(created_to=day - timedelta(days=1)) == [11, 10]
+    assert ids(created_from=day + timedelta(days=2)) == []

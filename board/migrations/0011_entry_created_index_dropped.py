@@ -1,0 +1,19 @@
+"""`entry_created` goes: its readers (the console's date filter, the dashboard's rollup,
+the retention forecast) find a span of time's entries by the primary key, as ids grow
+with creation time (board/entries/creation_order.py), and the btree cost every new post a
+leaf insert, 64 bytes of WAL (SPEC 12.1, docs/write-path.md). Dropped without locking
+posts out on PostgreSQL (receipts/online_index.py), hence not atomic."""
+
+from django.db import migrations
+
+from receipts.online_index import RemoveIndexOnline
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [("board", "0009_entry_newest_indexes_ascending")]
+
+    operations = [
+        RemoveIndexOnline(model_name="entry", name="entry_created"),
+    ]
