@@ -10,6 +10,10 @@ class EntryAdmin(ReadOnlyAdmin):
                     "route", "created_at"]
     list_filter = ["type", "visible", "route"]
     search_fields = ["title", "actor_name"]
+    # A principal's post stores no source (its key, which principal_id says): shown as
+    # the caller's, whichever way it was stored.
+    exclude = ["source"]
+    readonly_fields = ["caller_source"]
 
 
 @admin.register(Principal)

@@ -251,7 +251,9 @@ def _entry_values(fields: EntryFields, caller: Caller, route: str, now: datetime
         "visible": True,
         "deleted_at": None,
         "route": route,
-        "source": caller.source,
+        # A principal's source is its key, which principal_id says: stored empty, the
+        # entry's row is 8 to 16 bytes shorter (Entry.caller_source reads it back).
+        "source": "" if caller.principal else caller.source,
         "principal_id": caller.principal.pk if caller.principal else None,
         "created_at": now,
     }

@@ -24,6 +24,8 @@ from moderation import actions as moderation
 from moderation import selectors
 from moderation.models import AuditEvent
 from tests.conftest import is_postgres, question, reply
+from tests.query_plans import analyzed, plan_prepared, statements_sent
+from tests.seeding import entries_seed
 
 pytestmark = pytest.mark.django_db
 
@@ -360,6 +362,44 @@ def test_it_searches_and_filters_entries_through_their_indexes(board_of_thousand
         assert "entry_deleted_newest" in plan(deleted)
         assert "entry_actor_newest" in plan(by_actor)
         assert "TEMP B-TREE" not in plan(hidden) and "TEMP B-TREE" not in plan(by_actor)
+
+
+@pytest.fixture
+def questions_and_replies(agent, roomy_limits):
+    """Three thousand entries as posts write them, a question then its reply: each type
+    half of the board, so a type's own index is worth reading."""
+    seeded = entries_seed(token=agent.token, count=3000, replies_per_question=1)
+    analyzed()
+    return seeded
+
+
+@pytest.mark.parametrize(("kind", "index"), [("question", "entry_question_newest"),
+                                             ("reply", "entry_reply_newest")])
+def test_it_filters_entries_by_type_through_the_types_own_index_both_ways(
+    console, questions_and_replies, kind, index
+):
+    # The statements each page sends, planned as the database runs them prepared: the
+    # type's index is partial (on id, one a type), so the type must be in the statement.
+    ids = getattr(questions_and_replies, f"{kind}_ids")
+    with statements_sent() as sent:
+        newest = console.get("/console/entries/", {"type": kind})
+        oldest = follow(console, "/console/entries/", links(newest)["last"])
+        older = follow(console, "/console/entries/", links(newest)["next"])
+    assert entry_ids(newest) == ids[::-1][:SIZE]
+    assert entry_ids(oldest) == ids[::-1][-SIZE:]
+    assert entry_ids(older) == ids[::-1][SIZE:2 * SIZE]
+    listed = [(sql, params) for sql, params in sent
+              if 'FROM "board_entry"' in sql and 'ORDER BY "board_entry"."id"' in sql]
+    assert len(listed) >= 3
+    for sql, params in listed:
+        plan = plan_prepared(sql, params)
+        assert index in plan, plan
+        if is_postgres():
+            assert f"Index Scan Backward using {index}" in plan or (
+                f"Index Scan using {index}" in plan), plan
+            assert "Sort" not in plan and "Seq Scan on board_entry" not in plan, plan
+        else:
+            assert "TEMP B-TREE" not in plan, plan
 
 
 def test_it_lists_deliveries_and_the_inbox_through_their_indexes(two_endpoints):
