@@ -12,7 +12,7 @@ from receipts.online_index import RemoveIndexOnline
 class Migration(migrations.Migration):
     atomic = False
 
-    dependencies = [("board", "0009_entry_newest_indexes_ascending")]
+    dependencies = [("board", "0010_entry_principal_checked_without_lock")]
 
     operations = [
         RemoveIndexOnline(model_name="entry", name="entry_created"),

@@ -13,7 +13,7 @@ from receipts.online_index import AddIndexOnline, RemoveIndexOnline
 class Migration(migrations.Migration):
     atomic = False
 
-    dependencies = [("board", "0009_entry_newest_indexes_ascending")]
+    dependencies = [("board", "0011_entry_created_index_dropped")]
 
     operations = [
         AddIndexOnline(
