@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from board import selectors as board_selectors
-from board.entries.creation_order import first_entry_id_since
+from board.entries.creation_order import created_between
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
 from board.services import POST_ENTRY
@@ -233,15 +233,12 @@ def entry_search(
         entries = entries.filter(deleted_at__isnull=True)
     if actor:
         entries = entries.filter(actor_name=actor)
-    # Ids grow with creation time, so a day is the id range between its first entry and
-    # the next day's, each found by halving the ids: the list keeps its id order.
-    if created_from:
-        first = first_entry_id_since(_day_start(created_from))
-        entries = entries.filter(id__gte=first) if first is not None else entries.none()
-    if created_to:
-        past = first_entry_id_since(_day_start(created_to) + timedelta(days=1))
-        if past is not None:
-            entries = entries.filter(id__lt=past)
+    # Days by the id range they span (ids grow with creation time), found by halving
+    # the ids and checked against created_at: the list keeps its id order.
+    if created_from or created_to:
+        since = _day_start(created_from) if created_from else None
+        before = _day_start(created_to) + timedelta(days=1) if created_to else None
+        entries = entries.filter(created_between(since, before))
     if text:
         matches = board_selectors.text_matching(entries, text).order_by("-id")
         entries = Entry.objects.select_related("principal").filter(

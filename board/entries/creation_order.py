@@ -22,7 +22,7 @@ under the slack, and the price is reading that much more traffic.
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from board.models import Entry
 from receipts.function_file import statement_file
@@ -32,6 +32,11 @@ FIRST_ENTRY_SINCE_SQL = "board/sql/first_entry_since.sql"
 # Ten times the longest a post's request may take (30 s) plus any clock skew NTP leaves
 # between hosts; a clock stepped back by more than this is what it does not cover.
 CREATION_ORDER_SLACK = timedelta(minutes=5)
+
+ENTRIES_NEWER_BELOW_SQL = "board/sql/entries_newer_below.sql"
+ENTRIES_OLDER_FROM_SQL = "board/sql/entries_older_from.sql"
+# Above every id (a bigint's largest): "below" it is from the newest entry down.
+NO_ENTRY_ID = 2**63 - 1
 
 
 def first_entry_id_since(moment: datetime) -> int | None:
@@ -47,12 +52,43 @@ def first_entry_id_since(moment: datetime) -> int | None:
     return row[0] if row else None
 
 
+def created_between(since: datetime | None, before: datetime | None = None) -> Q:
+    """Entries created at or after `since` and before `before` (None: no bound): the
+    ids from the first entry `CREATION_ORDER_SLACK` before `since` up to the first
+    `CREATION_ORDER_SLACK` after `before`, each end widened over the 1,000 entries
+    beyond it (the statements' `LIMIT`, about a millisecond of the primary key) that
+    are inside the span (an entry written with a chosen time, a clock stepped back),
+    and `created_at` compared exactly within them. The work is the span's entries, the
+    slack's and the neighbours', whatever the board holds."""
+    span = Q()
+    if since is not None:
+        first = first_entry_id_since(since - CREATION_ORDER_SLACK)
+        below = NO_ENTRY_ID if first is None else first
+        stepped_over = _neighbour(ENTRIES_NEWER_BELOW_SQL, below=below, moment=since)
+        low = min(filter(None, (first, stepped_over)), default=None)
+        if low is None:
+            return Q(pk__in=[])
+        span = Q(id__gte=low, created_at__gte=since)
+    if before is None:
+        return span
+    past = first_entry_id_since(before + CREATION_ORDER_SLACK)
+    if past is None:
+        return span & Q(created_at__lt=before)
+    stepped_over = _neighbour(ENTRIES_OLDER_FROM_SQL, start=past, moment=before)
+    high = past if stepped_over is None else stepped_over + 1
+    return span & Q(id__lt=high, created_at__lt=before)
+
+
 def entries_created_within(since: datetime, until: datetime) -> QuerySet[Entry]:
-    """The entries whose `created_at` is in [since, until], read by the primary key from
-    the first entry `CREATION_ORDER_SLACK` before `since`: the work is the entries of that
-    span and the slack's, whatever the board holds, and the answer exact while ids and
-    creation times disagree by less than the slack."""
-    first = first_entry_id_since(since - CREATION_ORDER_SLACK)
-    if first is None:
-        return Entry.objects.none()
-    return Entry.objects.filter(id__gte=first, created_at__gte=since, created_at__lte=until)
+    """The entries whose `created_at` is in [since, until] (`created_between`)."""
+    return Entry.objects.filter(created_between(since), created_at__lte=until)
+
+
+def _neighbour(statement: str, *, moment: datetime, **ends: int | None) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement_file(statement), {
+            **ends,
+            "moment": connection.ops.adapt_datetimefield_value(moment),
+        })
+        (found,) = cursor.fetchone()
+    return found

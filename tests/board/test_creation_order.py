@@ -8,7 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from board.entries.creation_order import FIRST_ENTRY_SINCE_SQL, first_entry_id_since
+from board.entries.creation_order import (
+    FIRST_ENTRY_SINCE_SQL,
+    created_between,
+    first_entry_id_since,
+)
 from board.models import Entry
 from receipts.function_file import statement_file
 from tests.conftest import is_postgres
@@ -111,3 +115,37 @@ def test_sqlite_reads_it_by_the_primary_key():
 
     assert "SCAN board_entry" not in plan, plan
     assert "SEARCH board_entry USING INTEGER PRIMARY KEY" in plan, plan
+
+
+def created_between_ids(since: datetime | None, before: datetime | None) -> set[int]:
+    return set(Entry.objects.filter(created_between(since, before)).values_list("id", flat=True))
+
+
+def exactly_between(since: datetime | None, before: datetime | None) -> set[int]:
+    entries = Entry.objects.all()
+    if since is not None:
+        entries = entries.filter(created_at__gte=since)
+    if before is not None:
+        entries = entries.filter(created_at__lt=before)
+    return set(entries.values_list("id", flat=True))
+
+
+def test_a_span_holds_exactly_its_entries_when_ids_and_times_disagree():
+    """Times chosen at random for every id (rows written with chosen times): the halving
+    lands anywhere, and the ends' neighbours still bring in every entry of the span."""
+    chance = random.Random(7)
+    ids = sorted(chance.sample(range(1, 2_000), 300))
+    moments = [START + timedelta(minutes=chance.randint(0, 60 * 24 * 10)) for _ in ids]
+    entries_at(ids, moments)
+    ends = [None, *(START + timedelta(hours=chance.randint(-12, 250)) for _ in range(20))]
+
+    for since in ends:
+        for before in ends:
+            assert created_between_ids(since, before) == exactly_between(since, before)
+
+
+def test_an_entry_older_than_its_id_does_not_hide_the_newer_ones_below_it():
+    entries_at([1, 2], [START, START - timedelta(days=3)])
+
+    assert created_between_ids(START - timedelta(days=2), None) == {1}
+    assert created_between_ids(START - timedelta(days=4), START - timedelta(days=2)) == {2}
