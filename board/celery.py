@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 
 from celery import Celery, Task
 from celery.signals import worker_init
+from kombu.transport import TRANSPORT_ALIASES
 
 from board.serving.environment import settings_or_exit
 
@@ -73,6 +74,11 @@ def _seconds_ahead(countdown: float | None, eta: datetime | None) -> float | Non
         eta = eta.replace(tzinfo=UTC)
     return (eta - datetime.now(UTC)).total_seconds()
 
+
+# `filesystem://` names Settle's embedded broker (board/embedded_broker.py): kombu's own
+# transport with each message written whole before a worker can see it. By the scheme, not
+# `broker_transport`, which would outrank whatever URL the broker is later given.
+TRANSPORT_ALIASES["filesystem"] = "board.embedded_broker:Transport"
 
 app = Celery("settle", task_cls=SettleTask)
 

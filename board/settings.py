@@ -319,9 +319,6 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
-    # kombu's filesystem transport, with each message written whole before it is seen
-    # (board/embedded_broker.py).
-    CELERY_BROKER_TRANSPORT = "board.embedded_broker:Transport"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
