@@ -13,8 +13,9 @@ no index is added to entries or receipts.
 
 Each run recounts every minute from a little before the last one it counted
 (`LATE_COMMIT`, as the dashboard's rollup does) to now: the entries written in those
-minutes by `entry_created` and their receipts by `receipt_result_id`, and the receipts
-deleted in them by `receipt_deleted`. A receipt is written in its entry's transaction
+minutes by `entry_created` and their receipts by the entries' ids (`of_results`: a
+receipt's id is its entry's, or `receipt_result_id_older` for one made before), and the
+receipts deleted in them by `receipt_deleted`. A receipt is written in its entry's transaction
 with the entry's own `created_at` as its `first_seen_at`, so both name the same minute.
 The work is the posts and deletes of those minutes, whatever the board holds. Rows are
 written with an upsert, so two runs at once neither fail nor count twice; rows whose
@@ -42,7 +43,7 @@ from board.retention import policies as retention
 from board.services import POST_ENTRY
 from maintenance.activity import LATE_COMMIT, minute_of
 from maintenance.models import ExpiringReceipts
-from receipts.models import Receipt
+from receipts.models import Receipt, of_results
 
 MINUTE = timedelta(minutes=1)
 UPSERT_BATCH = 500
@@ -69,7 +70,7 @@ def expiring_roll_up(*, now: datetime) -> RollUp:
         since = minute_of(min(last, now) - LATE_COMMIT)
         entries = Entry.objects.filter(created_at__gte=since, created_at__lte=now)
         written = receipts.filter(
-            result_id__in=entries.values("id"), first_seen_at__gte=since, first_seen_at__lte=now
+            of_results(entries.values("id")), first_seen_at__gte=since, first_seen_at__lte=now
         )
         deleted = receipts.filter(deleted_at__gte=since, deleted_at__lte=now)
     rows = [

@@ -13,9 +13,12 @@ records its route and time (`first_route`, `first_seen_at`), and the operators' 
 shows it from there (receipts/selectors.py), so a new post writes one row fewer.
 """
 
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import models
+from django.db.models import F, Q
+from django.db.models.lookups import Lookup
 
 from receipts.fingerprint import PACKED_DIGEST_SIZE
 
@@ -23,6 +26,19 @@ from receipts.fingerprint import PACKED_DIGEST_SIZE
 class Route(models.TextChoices):
     API = "api"
     MCP = "mcp"
+
+
+class Differs(Lookup):
+    """`lhs <> rhs`, written so: the partial index's predicate and the look-ups that
+    must match it text for text (Django's negated `=` adds an `IS NOT NULL` a planner
+    then cannot match to the index)."""
+
+    lookup_name = "differs"
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} <> {rhs}", (*lhs_params, *rhs_params)
 
 
 class Receipt(models.Model):
@@ -59,7 +75,15 @@ class Receipt(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["result_id"], name="receipt_result_id"),
+            # A receipt's id is its result's id (the claim writes both from the effect's
+            # sequence), so the primary key finds the receipt of a result, and a new
+            # post writes no entry here: this index holds only the receipts made before,
+            # whose ids differ (`of_results` asks both; docs/write-path.md).
+            models.Index(
+                fields=["result_id"],
+                name="receipt_result_id_older",
+                condition=Q(Differs(F("result_id"), F("id"))),
+            ),
             # The thread purge walks due receipts by `(receipt_expires_at, id)`, ties and
             # all (maintenance/tombstones/purge.py receipts_due): with the expiry alone,
             # a batch among many receipts sharing one expiry sorted them all first.
@@ -88,6 +112,18 @@ class Receipt(models.Model):
             (f"field {n + 1}", packed[start:start + PACKED_DIGEST_SIZE].hex())
             for n, start in enumerate(range(0, len(packed), PACKED_DIGEST_SIZE))
         ]
+
+
+def of_results(result_ids: Iterable[int] | models.QuerySet) -> Q:
+    """The receipts whose result is one of `result_ids` (a list, or a query of ids): a
+    new receipt by its primary key (its id is its result's), one made before by the
+    partial index `receipt_result_id_older`, whose predicate the second arm repeats so
+    both planners use it. Every ORM look-up of a result's receipt goes through here; the
+    statements in .sql files write the same condition out."""
+    ids = result_ids if isinstance(result_ids, models.QuerySet) else list(result_ids)
+    return Q(id__in=ids, result_id__in=ids) | Q(
+        Differs(F("result_id"), F("id")), result_id__in=ids
+    )
 
 
 class Tombstone(models.Model):
