@@ -114,15 +114,24 @@ class Receipt(models.Model):
         ]
 
 
-def of_results(result_ids: Iterable[int] | models.QuerySet) -> Q:
-    """The receipts whose result is one of `result_ids` (a list, or a query of ids): a
-    new receipt by its primary key (its id is its result's), one made before by the
-    partial index `receipt_result_id_older`, whose predicate the second arm repeats so
-    both planners use it. Every ORM look-up of a result's receipt goes through here; the
-    statements in .sql files write the same condition out."""
-    ids = result_ids if isinstance(result_ids, models.QuerySet) else list(result_ids)
-    return Q(id__in=ids, result_id__in=ids) | Q(
-        Differs(F("result_id"), F("id")), result_id__in=ids
+def of_results(result_ids: Iterable[int]) -> Q:
+    """The receipts whose result is one of `result_ids`: a new receipt by its primary key
+    (its id is its result's), one made before by the partial index
+    `receipt_result_id_older`, whose predicate the second arm repeats so both planners
+    use it. Every ORM look-up of a result's receipt goes through here or
+    `of_results_apart`; the statements in .sql files write the same condition out."""
+    new, older = of_results_apart(list(result_ids))
+    return new | older
+
+
+def of_results_apart(result_ids: Iterable[int] | models.QuerySet) -> tuple[Q, Q]:
+    """`of_results`' two arms, which no receipt is in both of: the new receipts of these
+    results, and those made before. For a query of ids (a subquery), ask each arm in a
+    query of its own: under an OR, PostgreSQL cannot join a subquery and reads every
+    receipt instead."""
+    return (
+        Q(id__in=result_ids, result_id=F("id")),
+        Q(Differs(F("result_id"), F("id")), result_id__in=result_ids),
     )
 
 
