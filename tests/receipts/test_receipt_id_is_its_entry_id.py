@@ -4,9 +4,11 @@ found by every path that asks for the receipt of an entry: the reply's guard, a 
 after the entry's deletion (410), the thread purge's tombstones, the console's link to
 the operation, the expiring rollup."""
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
@@ -153,3 +155,33 @@ def test_the_expiring_rollup_counts_receipts_made_before(agent, time_machine):
     days = {f"{day:%Y-%m-%d}": n for day, n in expiring_by_day(now=noon + timedelta(minutes=2))
             if n}
     assert days == {"2030-04-09": 2}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_the_migration_a_post_never_claims_the_id_of_a_receipt_made_before(agent):
+    # given: the schema before receipts' ids were their entries', and receipts made then
+    # with ids past any entry's (the receipts' own sequence had run ahead)
+    call_command("migrate", "receipts", "0008", verbosity=0)
+    try:
+        now = timezone.now()
+        request_id = Receipt._meta.get_field("request_id")
+        with connection.cursor() as cursor:
+            for n, id_ in enumerate([4998, 4999, 5000]):
+                cursor.execute(
+                    "INSERT INTO receipts_receipt (id, scope, operation, request_id, state,"
+                    " result_id, first_route, attempts, first_seen_at, last_seen_at,"
+                    " receipt_expires_at) VALUES (%s, 'before', 'post_entry:v1', %s,"
+                    " 'succeeded', %s, 'api', 1, %s, %s, %s)",
+                    [id_, request_id.get_db_prep_value(uuid.uuid4(), connection), n + 1,
+                     now, now, now + timedelta(days=1)],
+                )
+    finally:
+        call_command("migrate", verbosity=0)
+
+    # when
+    asked = question()
+    response = agent.post(asked)
+
+    # then
+    assert response.status_code == 201
+    assert receipt_of(asked).id == response.json()["id"] > 5000
