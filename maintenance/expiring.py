@@ -14,13 +14,14 @@ no index is added to entries or receipts.
 Each run recounts every minute from a little before the last one it counted
 (`LATE_COMMIT`, as the dashboard's rollup does) to now: the entries written in those
 minutes by the range of ids they hold (board/entries/creation_order.py) and their
-receipts by `receipt_result_id`, and the receipts deleted in them by `receipt_deleted`.
-A receipt is written in its entry's transaction with the entry's own `created_at` as its
-`first_seen_at`, so both name the same minute. The work is the posts and deletes of
-those minutes, whatever the board holds. Rows are written with an upsert, so two runs at
-once neither fail nor count twice; rows whose expiry is before today are dropped. The
-first run, finding no rows, counts the live receipts once: a one-time cost of what the
-board holds.
+receipts by the entries' ids (`of_results_apart`: a receipt's id is its entry's, or
+`receipt_result_id_older` for one made before), and the receipts deleted in them by
+`receipt_deleted`. A receipt is written in its entry's transaction with the entry's own
+`created_at` as its `first_seen_at`, so both name the same minute. The work is the posts
+and deletes of those minutes, whatever the board holds. Rows are written with an upsert,
+so two runs at once neither fail nor count twice; rows whose expiry is before today are
+dropped. The first run, finding no rows, counts the live receipts once: a one-time cost
+of what the board holds.
 
 The chart (`expiring_by_day`) sums the rows of the whole minutes between now and 30
 days on by the UTC day each row keeps (`expires_on`: SQLite would compute a date for
@@ -43,7 +44,7 @@ from board.retention import policies as retention
 from board.services import POST_ENTRY
 from maintenance.activity import LATE_COMMIT, minute_of
 from maintenance.models import ExpiringReceipts
-from receipts.models import Receipt
+from receipts.models import Receipt, of_results_apart
 
 MINUTE = timedelta(minutes=1)
 UPSERT_BATCH = 500
@@ -64,17 +65,19 @@ def expiring_roll_up(*, now: datetime) -> RollUp:
     receipts = Receipt.objects.filter(operation=POST_ENTRY)
     if last is None:
         since = None
-        written = receipts.filter(receipt_expires_at__gt=now)
+        written = [receipts.filter(receipt_expires_at__gt=now)]
         deleted = receipts.filter(deleted_at__isnull=False, receipt_expires_at__gt=now)
     else:
         since = minute_of(min(last, now) - LATE_COMMIT)
         entries = entries_created_within(since, now)
-        written = receipts.filter(
-            result_id__in=entries.values("id"), first_seen_at__gte=since, first_seen_at__lte=now
-        )
+        written = [
+            receipts.filter(arm, first_seen_at__gte=since, first_seen_at__lte=now)
+            for arm in of_results_apart(entries.values("id"))
+        ]
         deleted = receipts.filter(deleted_at__gte=since, deleted_at__lte=now)
     rows = [
-        *_rows(_per_minute(written, "first_seen_at"), deleted=False, now=now),
+        *_rows(_summed(_per_minute(each, "first_seen_at") for each in written), deleted=False,
+               now=now),
         *_rows(_per_minute(deleted, "deleted_at"), deleted=True, now=now),
     ]
     # In the unique key's order: two runs at once lock the rows they share in one order.
@@ -101,6 +104,15 @@ def _per_minute(receipts, moment: str):
         .annotate(n=Count("id"))
         .values_list("minute", "expires_minute", "n")
     )
+
+
+def _summed(counts: Iterable[Iterable]) -> list[tuple]:
+    """Per-minute counts of disjoint sets of receipts, added up by minute."""
+    summed: dict[tuple, int] = {}
+    for counted in counts:
+        for minute, expires, n in counted:
+            summed[minute, expires] = summed.get((minute, expires), 0) + n
+    return [(minute, expires, n) for (minute, expires), n in summed.items()]
 
 
 def _rows(counted: Iterable, *, deleted: bool, now: datetime) -> list[ExpiringReceipts]:

@@ -17,7 +17,7 @@ from maintenance.deliveries import selectors as delivery_selectors
 from maintenance.deliveries.models import Delivery, DeliveryAttempt
 from moderation.models import AuditEvent
 from receipts import selectors as receipt_selectors
-from receipts.models import Receipt
+from receipts.models import Receipt, of_results
 
 # --- Dashboard ---------------------------------------------------------------------------
 
@@ -253,7 +253,7 @@ def _day_start(day: date) -> datetime:
 
 def request_ids_for_entries(*, entry_ids: list[int]) -> dict[int, uuid.UUID]:
     """The request_id that made each entry, for linking a row to its operation."""
-    rows = Receipt.objects.filter(operation=POST_ENTRY, result_id__in=entry_ids).values_list(
+    rows = Receipt.objects.filter(of_results(entry_ids), operation=POST_ENTRY).values_list(
         "result_id", "request_id"
     )
     return dict(rows)

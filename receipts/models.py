@@ -14,9 +14,12 @@ records its route and time (`first_route`, `first_seen_at`), and the operators' 
 shows it from there (receipts/selectors.py), so a new post writes one row fewer.
 """
 
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import models
+from django.db.models import F, Q
+from django.db.models.lookups import Lookup
 
 from receipts.fingerprint import (
     FIELD_TAG_SIZE,
@@ -29,6 +32,19 @@ from receipts.fingerprint import (
 class Route(models.TextChoices):
     API = "api"
     MCP = "mcp"
+
+
+class Differs(Lookup):
+    """`lhs <> rhs`, written so: the partial index's predicate and the look-ups that
+    must match it text for text (Django's negated `=` adds an `IS NOT NULL` a planner
+    then cannot match to the index)."""
+
+    lookup_name = "differs"
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} <> {rhs}", (*lhs_params, *rhs_params)
 
 
 class Receipt(models.Model):
@@ -70,7 +86,15 @@ class Receipt(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["result_id"], name="receipt_result_id"),
+            # A receipt's id is its result's id (the claim writes both from the effect's
+            # sequence), so the primary key finds the receipt of a result, and a new
+            # post writes no entry here: this index holds only the receipts made before,
+            # whose ids differ (`of_results` asks both; docs/write-path.md).
+            models.Index(
+                fields=["result_id"],
+                name="receipt_result_id_older",
+                condition=Q(Differs(F("result_id"), F("id"))),
+            ),
             # The thread purge walks due receipts by `(receipt_expires_at, id)`, ties and
             # all (maintenance/tombstones/purge.py receipts_due): with the expiry alone,
             # a batch among many receipts sharing one expiry sorted them all first.
@@ -115,6 +139,27 @@ class Receipt(models.Model):
                 for n, start in enumerate(range(tags, len(packed), FIELD_TAG_SIZE))
             ),
         ]
+
+
+def of_results(result_ids: Iterable[int]) -> Q:
+    """The receipts whose result is one of `result_ids`: a new receipt by its primary key
+    (its id is its result's), one made before by the partial index
+    `receipt_result_id_older`, whose predicate the second arm repeats so both planners
+    use it. Every ORM look-up of a result's receipt goes through here or
+    `of_results_apart`; the statements in .sql files write the same condition out."""
+    new, older = of_results_apart(list(result_ids))
+    return new | older
+
+
+def of_results_apart(result_ids: Iterable[int] | models.QuerySet) -> tuple[Q, Q]:
+    """`of_results`' two arms, which no receipt is in both of: the new receipts of these
+    results, and those made before. For a query of ids (a subquery), ask each arm in a
+    query of its own: under an OR, PostgreSQL cannot join a subquery and reads every
+    receipt instead."""
+    return (
+        Q(id__in=result_ids, result_id=F("id")),
+        Q(Differs(F("result_id"), F("id")), result_id__in=result_ids),
+    )
 
 
 class Tombstone(models.Model):

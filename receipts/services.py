@@ -67,7 +67,7 @@ from receipts.fingerprint import (
     packed_same_request,
     per_field_packed,
 )
-from receipts.models import Attempt, Receipt, Tombstone, tombstone_today
+from receipts.models import Attempt, Receipt, Tombstone, of_results, tombstone_today
 
 log = logging.getLogger(__name__)
 
@@ -412,6 +412,6 @@ def receipt_mark_deleted(*, operation: str, result_ids: list[int], now: datetime
     `receipt_expires_at` stays as promised at the write (SPEC 8.1: never moved by a later
     change): the deletion's own life runs from `deleted_at` under the `deletion` policy in
     force at each purge (maintenance/tombstones/purge.py), so the expiry is not where it is kept."""
-    return Receipt.objects.filter(operation=operation, result_id__in=result_ids).update(
+    return Receipt.objects.filter(of_results(result_ids), operation=operation).update(
         state=Receipt.State.DELETED, deleted_at=now
     )

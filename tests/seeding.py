@@ -90,6 +90,7 @@ def _level(caller, payloads: list[dict], route: str, now: datetime, life: timede
     )
     Receipt.objects.bulk_create((
         Receipt(
+            id=entry.pk,  # as a post's claim writes it: a receipt's id is its entry's
             scope=caller.scope,
             operation=POST_ENTRY,
             request_id=request.request_id,

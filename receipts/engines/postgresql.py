@@ -103,6 +103,7 @@ def _replay_sql(model) -> str:
 
 
 UNIQUE_VIOLATION = "23505"
+RECEIPTS_PRIMARY_KEY = f"{RECEIPTS}_pkey"
 
 
 def write(receipt, identity, effect, route, now, unrefused, guard):
@@ -153,12 +154,17 @@ class _ClaimLost(Exception):
 
 
 def _claim_lost(error: DatabaseError) -> bool:
-    # Only the claim inserts a receipt, and its id comes from the sequence: a unique
-    # violation on the receipts is the identity's, whichever of its unique indexes
-    # reports it (two, while a migration rebuilds the constraint).
+    # Only the claim inserts a receipt: a unique violation on the receipts is the
+    # identity's, whichever of its unique indexes reports it (two, while a migration
+    # rebuilds the constraint), but never the primary key's. The claimed id comes from
+    # the effect's sequence, which the migration moved past every receipt's id
+    # (receipts/effect_ids.py); should it meet one anyway, that is a fault to see, not
+    # a claim someone else won.
     diag = getattr(error.__cause__, "diag", None)
     return (
-        sqlstate(error) == UNIQUE_VIOLATION and getattr(diag, "table_name", None) == RECEIPTS
+        sqlstate(error) == UNIQUE_VIOLATION
+        and getattr(diag, "table_name", None) == RECEIPTS
+        and getattr(diag, "constraint_name", None) != RECEIPTS_PRIMARY_KEY
     )
 
 

@@ -37,7 +37,6 @@ from receipts.statements import (
 # model can say (its table and columns) a named slot, filled in once a model.
 CLAIM_SQL = "receipts/sql/sqlite/claim.sql"
 EFFECT_SQL = "receipts/sql/sqlite/effect.sql"
-RESULT_SQL = "receipts/sql/sqlite/result.sql"
 COMPANION_SQL = "receipts/sql/sqlite/companion.sql"
 REPLAY_SQL = "receipts/sql/sqlite/replay.sql"
 ATTEMPT_SQL = "receipts/sql/sqlite/attempt.sql"
@@ -63,11 +62,12 @@ def write(receipt, identity, effect, route, now, unrefused, guard):
                 "first_route": receipt.first_route, "attempts": receipt.attempts,
                 "first_seen_at": at,
                 "receipt_expires_at": moment(receipt.receipt_expires_at),
+                "effect_table": effect.model._meta.db_table,
             })
             claimed = cursor.fetchone()
             if claimed is None:
                 return None
-            receipt.id = claimed[0]
+            receipt.id = receipt.result_id = claimed[0]
             cursor.execute(statement_file(TOMBSTONE_IN_FORCE_SQL), [key, str(tombstone_today(now))])
             tomb = cursor.fetchone()
             if guard is not None and tomb is None and unrefused:
@@ -89,12 +89,13 @@ class _Refused(Exception):
 
 
 def _effect_create(cursor, receipt, effect):
-    """The effect's row, and the receipt's `result_id` set to it."""
+    """The effect's row, with the id the claim reserved: the receipt's own."""
     model = effect.model
-    cursor.execute(_effect_sql(model, tuple(effect.values)), effect_params(model, effect.values))
+    cursor.execute(
+        _effect_sql(model, tuple(effect.values)),
+        [receipt.pk, *effect_params(model, effect.values)],
+    )
     made = cursor.fetchone()[0]
-    cursor.execute(statement_file(RESULT_SQL), {"result_id": made, "receipt_id": receipt.pk})
-    receipt.result_id = made
     return model(pk=made, **effect.values)
 
 

@@ -10,14 +10,13 @@ from receipts.function_file import code_of, statement_file
 from receipts.models import Attempt, Receipt
 from receipts.statements import RECEIPT_COLUMNS
 
-# Columns a claim leaves to their NULL: the id comes from its own sequence, digests are
-# the JSON form of receipts made before the packed one, last_seen_at is set by a retry,
-# deleted_at by a delete.
-NOT_CLAIMED = {"id", "digests", "last_seen_at", "deleted_at"}
+# Columns a claim leaves to their NULL: digests are the JSON form of receipts made before
+# the packed one, last_seen_at is set by a retry, deleted_at by a delete.
+NOT_CLAIMED = {"digests", "last_seen_at", "deleted_at"}
+# The two columns a claim writes with the id it reserves for the effect, last.
+RESERVED = ["result_id", "id"]
 # Columns a replay knows already: they are its identity.
 IDENTITY = {"scope", "operation", "request_id"}
-# SQLite's claim leaves the result to result.sql, set after the effect's INSERT.
-SET_AFTER_THE_EFFECT = {"result_id"}
 
 
 def receipt_columns() -> set[str]:
@@ -38,15 +37,15 @@ def test_the_claim_names_every_column_of_a_receipt_it_writes_on_both_engines():
     listed = re.search(r"INSERT INTO receipts_receipt \((.*?)\)", code, re.DOTALL).group(1)
 
     assert set(names(listed)) == receipt_columns() - NOT_CLAIMED
-    assert set(inserted(sqlite.CLAIM_SQL, "receipts_receipt")) == (
-        receipt_columns() - NOT_CLAIMED - SET_AFTER_THE_EFFECT
-    )
+    assert set(inserted(sqlite.CLAIM_SQL, "receipts_receipt")) == receipt_columns() - NOT_CLAIMED
 
 
-def test_sqlites_claim_has_a_parameter_named_for_each_column_it_writes():
+def test_sqlites_claim_has_a_parameter_named_for_each_column_it_writes_but_the_reserved_id():
     parameters = re.findall(r"%\((\w+)\)s", code_of(statement_file(sqlite.CLAIM_SQL)))
+    columns = inserted(sqlite.CLAIM_SQL, "receipts_receipt")
 
-    assert parameters == inserted(sqlite.CLAIM_SQL, "receipts_receipt")
+    assert columns[-2:] == RESERVED
+    assert parameters == [*columns[:-2], "effect_table"]
 
 
 def test_sqlites_attempt_log_names_every_column_of_an_attempt_but_its_id():
@@ -59,10 +58,11 @@ def test_sqlites_attempt_log_names_every_column_of_an_attempt_but_its_id():
 
 def test_the_claim_has_a_parameter_for_each_column_it_writes_but_the_reserved_id():
     code = code_of(statement_file(postgresql.CLAIM_SQL))
-    listed = re.search(r"INSERT INTO receipts_receipt \((.*?)\)", code, re.DOTALL).group(1)
+    listed = names(re.search(r"INSERT INTO receipts_receipt \((.*?)\)", code, re.DOTALL).group(1))
     parameters = re.findall(r"%\((\w+)\)s", code)
 
-    assert parameters == [*names(listed)[:-1], "effect_table", "effect_pk", "lock_timeout"]
+    assert listed[-2:] == RESERVED
+    assert parameters == [*listed[:-2], "lock_timeout", "effect_table", "effect_pk"]
 
 
 def test_the_replay_reads_every_column_of_a_receipt_but_its_identity():

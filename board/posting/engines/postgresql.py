@@ -49,7 +49,7 @@ def question_open(*, parent_id: int, operation: str, now: datetime, error: Excep
     return Guard(
         sql=_question_open_code(),
         params=(
-            parent_id, Entry.Type.QUESTION.value, operation, parent_id,
+            parent_id, Entry.Type.QUESTION.value, operation, parent_id, parent_id, parent_id,
             Receipt.State.SUCCEEDED.value, now,
         ),
         error=error,

@@ -9,7 +9,7 @@ from board.models import Entry
 from board.posting import limits, statements
 from board.posting.statements import Admission, Admitted, Taken
 from board.posting.writer_turn import turn_take, writer_turn  # noqa: F401  (the writers' turn)
-from receipts.models import Receipt
+from receipts.models import Receipt, of_results
 from receipts.services import Guard
 
 
@@ -51,7 +51,7 @@ def question_open(*, parent_id: int, operation: str, now: datetime, error: Excep
                 id=parent_id, type=Entry.Type.QUESTION, visible=True, deleted_at__isnull=True
             ).exists()
             and Receipt.objects.filter(
-                operation=operation, result_id=parent_id, state=Receipt.State.SUCCEEDED,
+                of_results([parent_id]), operation=operation, state=Receipt.State.SUCCEEDED,
                 receipt_expires_at__gt=now,
             ).exists()
         )

@@ -12,13 +12,16 @@
 -- COMMIT: an `unknown` outcome.
 --
 -- Parameters, in order: the parent's id, the question type, the operation that made
--- the question, the parent's id again, the succeeded state, and now.
+-- the question, the parent's id three times again, the succeeded state, and now.
 EXISTS (
     SELECT 1 FROM board_entry
     WHERE id = %s AND type = %s AND visible AND deleted_at IS NULL
     FOR KEY SHARE
 ) AND EXISTS (
     SELECT 1 FROM receipts_receipt
-    WHERE operation = %s AND result_id = %s AND state = %s
-        AND receipt_expires_at > %s
+    -- The question's receipt: its id is the question's (the primary key), or, made
+    -- before ids were shared, found by receipt_result_id_older, whose predicate the
+    -- second arm repeats.
+    WHERE operation = %s AND (id = %s AND result_id = %s OR result_id = %s AND result_id <> id)
+        AND state = %s AND receipt_expires_at > %s
 )

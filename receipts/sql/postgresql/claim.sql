@@ -28,16 +28,25 @@
 -- every new post. A claim that loses or rolls back leaves a gap in the ids, as any
 -- rolled-back insert does.
 --
+-- The one id drawn is the receipt's id as well as its result_id: a receipt's id is its
+-- effect's, so the primary key finds the receipt of an entry and a new post writes no
+-- entry in the index on result_id (partial, `receipt_result_id_older`: the receipts made
+-- before, whose ids differ) nor a log of the receipts' own sequence. Receipts made any
+-- other way draw from the same sequence (the id column's default), and the migration
+-- that made it so moved the sequence past every older receipt's id
+-- (receipts/effect_ids.py), so a claimed id is never taken.
+--
 -- Typed placeholders, as INSERT ... SELECT does not infer them from the columns; text,
 -- not varchar(n), for strings, so a value too long fails as in VALUES, never truncated.
--- The columns are every column of a receipt but four: id (its own sequence), digests
--- (the JSON form of receipts made before the packed one), last_seen_at (null until a
--- retry) and deleted_at (a delete sets it); tests/receipts/test_statement_files.py holds
--- this list to receipts.models.Receipt.
+-- The columns are every column of a receipt but three: digests (the JSON form of
+-- receipts made before the packed one), last_seen_at (null until a retry) and deleted_at
+-- (a delete sets it); tests/receipts/test_statement_files.py holds this list to
+-- receipts.models.Receipt.
 WITH claimed AS (
     INSERT INTO receipts_receipt (
         scope, operation, request_id, packed_digests, state, first_route, attempts,
-        first_seen_at, receipt_expires_at, result_id
+        first_seen_at, receipt_expires_at, result_id,
+        id
     )
     SELECT
         CAST(%(scope)s AS text), CAST(%(operation)s AS text),
@@ -46,8 +55,12 @@ WITH claimed AS (
         CAST(%(attempts)s AS integer),
         CAST(%(first_seen_at)s AS timestamp with time zone),
         CAST(%(receipt_expires_at)s AS timestamp with time zone),
-        nextval(pg_get_serial_sequence(%(effect_table)s, %(effect_pk)s))
-    FROM (SELECT set_config('lock_timeout', %(lock_timeout)s, true)) AS bound
+        bound.reserved,
+        bound.reserved
+    FROM (
+        SELECT set_config('lock_timeout', %(lock_timeout)s, true),
+            nextval(pg_get_serial_sequence(%(effect_table)s, %(effect_pk)s)) AS reserved
+    ) AS bound
     RETURNING id, result_id
 )
 SELECT (SELECT id FROM claimed), (SELECT result_id FROM claimed),

@@ -10,5 +10,10 @@ SELECT id, NULL, NULL, NULL, NULL, NULL, state, result_id,
     CASE WHEN deleted_at IS NULL THEN receipt_expires_at <= %(now)s
         ELSE deleted_at <= %(deleted_before)s END
 FROM receipts_receipt
-WHERE operation = %(operation)s AND result_id = ANY(%(result_ids)s::bigint[])
+WHERE operation = %(operation)s AND (
+    -- A receipt's id is its result's, found by the primary key; one made before, whose
+    -- id differs, by receipt_result_id_older, whose predicate this arm repeats.
+    id = ANY(%(result_ids)s::bigint[]) AND result_id = ANY(%(result_ids)s::bigint[])
+    OR result_id = ANY(%(result_ids)s::bigint[]) AND result_id <> id
+)
 FOR UPDATE SKIP LOCKED
