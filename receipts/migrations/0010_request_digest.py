@@ -98,6 +98,6 @@ def restore(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("receipts", "0008_packed_digests")]
+    dependencies = [("receipts", "0009_receipt_id_is_its_entry_id")]
 
     operations = [migrations.RunPython(apply, restore, elidable=False)]

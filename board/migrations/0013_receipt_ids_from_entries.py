@@ -9,7 +9,7 @@ from receipts.effect_ids import ReceiptIdsFromEffect
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("board", "0009_entry_newest_indexes_ascending"),
+        ("board", "0012_entry_type_partial_indexes"),
         ("receipts", "0009_receipt_id_is_its_entry_id"),
     ]
 
