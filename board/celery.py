@@ -75,10 +75,10 @@ def _seconds_ahead(countdown: float | None, eta: datetime | None) -> float | Non
     return (eta - datetime.now(UTC)).total_seconds()
 
 
-# `filesystem://` names Settle's embedded broker (board/embedded_broker.py): kombu's own
+# `filesystem://` names Settle's embedded broker (board/serving/embedded_broker.py): kombu's own
 # transport with each message written whole before a worker can see it. By the scheme, not
 # `broker_transport`, which would outrank whatever URL the broker is later given.
-TRANSPORT_ALIASES["filesystem"] = "board.embedded_broker:Transport"
+TRANSPORT_ALIASES["filesystem"] = "board.serving.embedded_broker:Transport"
 
 app = Celery("settle", task_cls=SettleTask)
 

@@ -114,7 +114,7 @@ class Entry(models.Model):
             ),
             # No index on created_at: ids grow with creation time, and the readers of a
             # span of time find its ids by halving the primary key
-            # (board/entries/creation_order.py); the index cost each post 64 B of WAL.
+            # (board/selectors.py); the index cost each post 64 B of WAL.
             # Deleted entries whose text a hold kept (SPEC 8.2): the deletion purge finds
             # them here; a new entry (not deleted) is never in this index.
             models.Index(

@@ -11,7 +11,7 @@ minutes: 2,880 small rows whatever the board holds. The price is that the dashbo
 up to a minute (plus the job's run) behind, which the page says.
 
 Each run recounts every minute from a little before its last run (`LATE_COMMIT`) to now:
-the entries by the range of ids those minutes hold (board/entries/creation_order.py: ids
+the entries by the range of ids those minutes hold (board/selectors.py: ids
 grow with creation time, so no index on the entries' `created_at` costs each post its
 WAL), the attempts by their `created_at` index. A post stamped before the last run but
 committed after it is counted by the next one, and the work is a few minutes of traffic.
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncMinute
 
-from board.entries.creation_order import entries_created_within
+from board.selectors import entries_created_within
 from maintenance.models import ActivityMinute
 from receipts.models import Attempt
 

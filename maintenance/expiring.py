@@ -13,7 +13,7 @@ no index is added to entries or receipts.
 
 Each run recounts every minute from a little before the last one it counted
 (`LATE_COMMIT`, as the dashboard's rollup does) to now: the entries written in those
-minutes by the range of ids they hold (board/entries/creation_order.py) and their
+minutes by the range of ids they hold (board/selectors.py) and their
 receipts by the entries' ids (`of_results_apart`: a receipt's id is its entry's, or
 `receipt_result_id_older` for one made before), and the receipts deleted in them by
 `receipt_deleted`. A receipt is written in its entry's transaction with the entry's own
@@ -39,8 +39,8 @@ from datetime import UTC, datetime, timedelta
 from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncMinute
 
-from board.entries.creation_order import entries_created_within
 from board.retention import policies as retention
+from board.selectors import entries_created_within
 from board.services import POST_ENTRY
 from maintenance.activity import LATE_COMMIT, minute_of
 from maintenance.models import ExpiringReceipts

@@ -8,9 +8,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from board import selectors as board_selectors
-from board.entries.creation_order import created_between
 from board.models import AgentToken, Entry, Principal
 from board.posting.callers import ANONYMOUS_SCOPE
+from board.selectors import created_between
 from board.services import POST_ENTRY
 from maintenance.activity import KINDS, activity_recent
 from maintenance.deliveries import selectors as delivery_selectors

@@ -1,6 +1,6 @@
 """`entry_created` goes: its readers (the console's date filter, the dashboard's rollup,
 the retention forecast) find a span of time's entries by the primary key, as ids grow
-with creation time (board/entries/creation_order.py), and the btree cost every new post a
+with creation time (board/selectors.py), and the btree cost every new post a
 leaf insert, 64 bytes of WAL (SPEC 12.1, docs/write-path.md). Dropped without locking
 posts out on PostgreSQL (receipts/online_index.py), hence not atomic."""
 

@@ -1,5 +1,5 @@
 -- The first entry whose created_at is at or after %(moment)s, found by halving the range
--- of ids (board/entries/creation_order.py says why): one statement, so one snapshot,
+-- of ids (board/selectors.py says why): one statement, so one snapshot,
 -- for PostgreSQL and SQLite alike.
 --
 -- Each row of `halving` is a range [low, high) that holds the answer's id, or high is

@@ -158,7 +158,7 @@ def _claim_lost(error: DatabaseError) -> bool:
     # identity's, whichever of its unique indexes reports it (two, while a migration
     # rebuilds the constraint), but never the primary key's. The claimed id comes from
     # the effect's sequence, which the migration moved past every receipt's id
-    # (receipts/effect_ids.py); should it meet one anyway, that is a fault to see, not
+    # (board migration 0013); should it meet one anyway, that is a fault to see, not
     # a claim someone else won.
     diag = getattr(error.__cause__, "diag", None)
     return (

@@ -6,7 +6,7 @@ fewer (docs/write-path.md). The look-ups ask both (`receipts.models.of_results` 
 statements that write its condition out).
 
 The effect's sequence moves past the receipts' ids in the migration of the app that owns
-the effect (receipts/effect_ids.py; board 0013). Built beside the old index before it
+the effect (board 0013). Built beside the old index before it
 goes, without locking posts out on PostgreSQL (receipts/online_index.py), hence not
 atomic."""
 

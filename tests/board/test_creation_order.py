@@ -1,4 +1,4 @@
-"""The first entry since a moment, by halving the id range (board/entries/creation_order.py):
+"""The first entry since a moment, by halving the id range (board/selectors.py):
 the same answer as ordering the entries by `created_at`, read by the primary key only."""
 
 import math
@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from board.entries.creation_order import (
+from board.models import Entry
+from board.selectors import (
     FIRST_ENTRY_SINCE_SQL,
     created_between,
     first_entry_id_since,
 )
-from board.models import Entry
 from receipts.function_file import statement_file
 from tests.conftest import is_postgres
 from tests.seeding import entries_at

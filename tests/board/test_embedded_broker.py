@@ -14,7 +14,7 @@ from django.conf import settings
 from kombu import Connection
 
 from board.celery import app
-from board.embedded_broker import Transport
+from board.serving.embedded_broker import Transport
 
 MESSAGES = 20
 PADDING = "x" * 2_000_000
