@@ -21,7 +21,8 @@ PADDING = "x" * 2_000_000
 
 
 def test_no_message_file_is_seen_before_it_is_whole(tmp_path: Path) -> None:
-    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path)}
+    options = {"data_folder_in": str(tmp_path), "data_folder_out": str(tmp_path),
+               "control_folder": str(tmp_path / "control")}
     unreadable: list[str] = []
     writing = threading.Event()
     writing.set()
