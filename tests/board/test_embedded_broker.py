@@ -51,7 +51,7 @@ def test_no_message_file_is_seen_before_it_is_whole(tmp_path: Path) -> None:
             reader.join()
         received = []
         for _ in range(MESSAGES):
-            message = queue.get(timeout=5)
+            message = queue.get(timeout=30)
             received.append(message.payload["n"])
             message.ack()
 
