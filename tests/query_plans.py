@@ -2,11 +2,13 @@
 prepared: what a page's plan test reads (SPEC 11.7: a page costs the same whatever the
 board holds)."""
 
+import re
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
-from django.db import connection
+from django.db import connection, transaction
 
 
 @contextmanager
@@ -35,24 +37,21 @@ def plan_prepared(sql: str, params: tuple) -> str:
         with connection.cursor() as cursor:
             cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
             return "\n".join(row[-1] for row in cursor.fetchall())
-    connection.ensure_connection()
-    raw = connection.connection
-    # Prepared by psycopg as Django's server-side binding prepares it, parameter types
-    # and all (and run once: the statements are reads).
-    with psycopg.Cursor(raw) as cursor:
-        cursor.execute(sql, params, prepare=True)
-        cursor.execute("SELECT name, array_length(parameter_types, 1)"
-                       " FROM pg_prepared_statements ORDER BY prepare_time DESC LIMIT 1")
-        name, count = cursor.fetchone()
-    assert count == len(params) or (count is None and not params), (sql, params)
-    with psycopg.ClientCursor(raw) as cursor:  # the arguments written in: EXECUTE's own
-        cursor.execute("SET plan_cache_mode = force_generic_plan")
-        try:
-            arguments = f"({', '.join(['%s'] * len(params))})" if params else ""
-            cursor.execute(f'EXPLAIN EXECUTE "{name}"{arguments}', params)
-            return "\n".join(row[0] for row in cursor.fetchall())
-        finally:
-            cursor.execute("RESET plan_cache_mode")
+    # PREPARE by hand, its placeholders numbered and their types left to the statement
+    # (as a column's), and all in one transaction: a pooler in transaction mode
+    # (PgBouncer) keeps one server connection from BEGIN to COMMIT, and a statement
+    # prepared on one server connection is not on the next.
+    numbered = iter(range(1, len(params) + 1))
+    prepared = re.sub(r"%%|%s", lambda m: "%" if m[0] == "%%" else f"${next(numbered)}", sql)
+    name = f"settle_plan_probe_{uuid.uuid4().hex}"  # a failed probe leaves its own behind
+    with transaction.atomic(), psycopg.ClientCursor(connection.connection) as cursor:
+        cursor.execute(f"PREPARE {name} AS {prepared}")  # no parameters: sent as written
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        arguments = f"({', '.join(['%s'] * len(params))})" if params else ""
+        cursor.execute(f"EXPLAIN EXECUTE {name}{arguments}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute(f"DEALLOCATE {name}")
+    return plan
 
 
 def analyzed() -> None:
